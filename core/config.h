@@ -1,0 +1,37 @@
+/* The operator's config file: named provider instances, the default one,
+ * and the values the host masks on every page it returns. */
+#ifndef TB_CONFIG_H
+#define TB_CONFIG_H
+
+#include <stddef.h>
+
+struct tb_config_instance {
+	char *name;          /* key under "providers" */
+	char *plugin;        /* plugin name, e.g. "local" */
+	char *settings_json; /* the instance's "settings" object as text */
+};
+
+struct tb_config {
+	char *source; /* the file it came from, or "(built-in default)" */
+	char *default_name;
+	struct tb_config_instance *instances;
+	size_t n_instances;
+	char **mask_values; /* values of mask.values_from_env that are set and
+	                       non-empty, resolved at load time */
+	size_t n_mask_values;
+};
+
+/* Finds the config as --config FILE (path, may be NULL), $TASKBOX_CONFIG,
+ * $XDG_CONFIG_HOME/taskbox/config.json (or ~/.config/...), else the
+ * built-in default (one "local" instance named "local"). Validates it; on
+ * error writes every problem, one per line, as "JSON.PATH: rule" into err
+ * and returns NULL. */
+struct tb_config *tb_config_load(const char *path, char *err, size_t errlen);
+
+/* Parses and validates config text; source names it in messages. */
+struct tb_config *tb_config_parse(const char *text, const char *source,
+                                  char *err, size_t errlen);
+
+void tb_config_free(struct tb_config *cfg);
+
+#endif /* TB_CONFIG_H */

@@ -1,0 +1,1 @@
+# core/supervisor: build rules (included from the top Makefile.am)

@@ -1,0 +1,1 @@
+# core: build rules (included from the top Makefile.am)

@@ -1,0 +1,1 @@
+# plugins/docker: build rules (included from the top Makefile.am)

@@ -1,0 +1,1 @@
+# plugins/e2b: build rules (included from the top Makefile.am)

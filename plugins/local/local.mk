@@ -1,0 +1,1 @@
+# plugins/local: build rules (included from the top Makefile.am)
