@@ -1,5 +1,5 @@
 /* Leveled logging to stderr, one line per call. */
-#include "config.h"
+#include "config.h" /* autoconf */
 
 #include <pthread.h>
 #include <stdarg.h>

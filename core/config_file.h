@@ -1,7 +1,7 @@
 /* The operator's config file: named provider instances, the default one,
  * and the values the host masks on every page it returns. */
-#ifndef TB_CONFIG_H
-#define TB_CONFIG_H
+#ifndef TB_CONFIG_FILE_H
+#define TB_CONFIG_FILE_H
 
 #include <stddef.h>
 
@@ -34,4 +34,4 @@ struct tb_config *tb_config_parse(const char *text, const char *source,
 
 void tb_config_free(struct tb_config *cfg);
 
-#endif /* TB_CONFIG_H */
+#endif /* TB_CONFIG_FILE_H */
