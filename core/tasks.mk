@@ -1,1 +1,37 @@
-# core: build rules (included from the top Makefile.am)
+# core tasks: reconnectable tasks, sandboxes and the ordinary tools
+# (included from the top Makefile.am).
+libtaskbox_core_la_SOURCES += \
+	core/sandbox_ref.c \
+	core/task_id.c \
+	core/utf8_page.c \
+	core/host_mask.c \
+	core/sup_record.c
+noinst_HEADERS += \
+	core/sandbox_ref.h \
+	core/task_id.h \
+	core/utf8_page.h \
+	core/host_mask.h \
+	core/sup_record.h
+
+# Unit tests of the pure parts.
+tasks_unit_tests = \
+	tests/unit/test_task_ids \
+	tests/unit/test_utf8_page \
+	tests/unit/test_host_mask \
+	tests/unit/test_sup_record
+check_PROGRAMS += $(tasks_unit_tests)
+TESTS += $(tasks_unit_tests)
+tasks_unit_cflags = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CRITERION_CFLAGS)
+tasks_unit_ldadd = libtaskbox_core.la $(CRITERION_LIBS) $(JANSSON_LIBS)
+tests_unit_test_task_ids_SOURCES = tests/unit/test_task_ids.c
+tests_unit_test_task_ids_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_task_ids_LDADD = $(tasks_unit_ldadd)
+tests_unit_test_utf8_page_SOURCES = tests/unit/test_utf8_page.c
+tests_unit_test_utf8_page_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_utf8_page_LDADD = $(tasks_unit_ldadd)
+tests_unit_test_host_mask_SOURCES = tests/unit/test_host_mask.c
+tests_unit_test_host_mask_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_host_mask_LDADD = $(tasks_unit_ldadd)
+tests_unit_test_sup_record_SOURCES = tests/unit/test_sup_record.c
+tests_unit_test_sup_record_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_sup_record_LDADD = $(tasks_unit_ldadd)

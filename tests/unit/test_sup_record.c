@@ -1,0 +1,175 @@
+/* Supervisor status records, error objects and /proc stat lines. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sup_record.h"
+
+#define ID "0123456789abcdef0123456789abcdef"
+
+static const char *running =
+    "{\"format\":1,\"task_id\":\"" ID "\",\"state\":\"running\","
+    "\"command\":\"sleep 5\",\"cwd\":null,\"timeout\":300,"
+    "\"started_at\":1700000000,\"finished_at\":null,\"exit_code\":null,"
+    "\"supervisor_pid\":4242,\"supervisor_start\":987654,\"pgid\":4243,"
+    "\"pgid_start\":987655,\"stdout_bytes\":0,\"stderr_bytes\":0,"
+    "\"stdout_truncated\":false,\"stderr_truncated\":false,"
+    "\"cancel_requested\":false,\"error\":null}";
+
+Test(sup_record, parses_a_running_record)
+{
+	struct tb_task_record r;
+	char err[256];
+
+	cr_assert_eq(tb_task_record_parse(running, strlen(running), ID, &r, err,
+	                                  sizeof(err)),
+	             0, "%s", err);
+	cr_assert_eq(r.state, TB_TASK_RUNNING);
+	cr_assert_str_eq(r.command, "sleep 5");
+	cr_assert_eq(r.started_at, 1700000000);
+	cr_assert_eq(r.finished_at, -1);
+	cr_assert_eq(r.exit_code, -1);
+	cr_assert_eq(r.supervisor_pid, 4242);
+	cr_assert_eq(r.supervisor_start, 987654);
+	cr_assert_null(r.error);
+	tb_task_record_clear(&r);
+}
+
+Test(sup_record, parses_a_finished_record)
+{
+	const char *t = "{\"format\":1,\"task_id\":\"" ID "\","
+	                "\"state\":\"failed\",\"exit_code\":137,"
+	                "\"started_at\":5,\"finished_at\":9,"
+	                "\"stdout_bytes\":1048576,\"stderr_bytes\":3,"
+	                "\"stdout_truncated\":true,\"error\":\"boom\"}";
+	struct tb_task_record r;
+	char err[256];
+
+	cr_assert_eq(
+	    tb_task_record_parse(t, strlen(t), NULL, &r, err, sizeof(err)), 0,
+	    "%s", err);
+	cr_assert_eq(r.state, TB_TASK_FAILED);
+	cr_assert_eq(r.exit_code, 137);
+	cr_assert_eq(r.stdout_bytes, 1048576);
+	cr_assert(r.stdout_truncated);
+	cr_assert_not(r.stderr_truncated);
+	cr_assert_str_eq(r.error, "boom");
+	cr_assert(tb_task_state_terminal(r.state));
+	tb_task_record_clear(&r);
+}
+
+Test(sup_record, refuses_broken_records)
+{
+	static const char *bad[] = {
+	    "",
+	    "[]",
+	    "{\"format\":2,\"task_id\":\"" ID "\",\"state\":\"failed\"}",
+	    "{\"format\":1,\"task_id\":\"XYZ\",\"state\":\"failed\"}",
+	    "{\"format\":1,\"task_id\":\"" ID "\",\"state\":\"unknown\"}",
+	    "{\"format\":1,\"task_id\":\"" ID "\",\"state\":\"done\"}",
+	    "{\"format\":1,\"task_id\":\"" ID "\",\"state\":\"failed\","
+	    "\"exit_code\":\"1\"}",
+	    "{\"format\":1,\"task_id\":\"" ID "\",\"state\":\"failed\","
+	    "\"started_at\":-3}",
+	    "{\"format\":1,\"task_id\":\"" ID "\",\"state\":\"running\"}",
+	    "{\"format\":1,\"task_id\":\"" ID "\",\"state\":\"failed\","
+	    "\"error\":7}",
+	    "{\"format\":1,\"task_id\":\"" ID "\",\"state\":\"failed\","
+	    "\"stdout_truncated\":1}",
+	};
+	struct tb_task_record r;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		cr_assert_eq(tb_task_record_parse(bad[i], strlen(bad[i]), NULL,
+		                                  &r, err, sizeof(err)),
+		             -1, "accepted: %s", bad[i]);
+		cr_assert_neq(err[0], '\0');
+		cr_assert_null(r.json);
+	}
+}
+
+Test(sup_record, refuses_another_tasks_record)
+{
+	struct tb_task_record r;
+	char err[256];
+
+	cr_assert_eq(tb_task_record_parse(running, strlen(running),
+	                                  "ffffffffffffffffffffffffffffffff",
+	                                  &r, err, sizeof(err)),
+	             -1);
+	cr_assert(strstr(err, "not the task") != NULL, "%s", err);
+}
+
+Test(sup_record, reads_error_objects)
+{
+	const char *t = "{\"error\":\"at most 128 tasks\",\"code\":\"limit\"}";
+	char msg[64], code[16];
+
+	cr_assert_eq(tb_sup_error_parse(t, strlen(t), msg, sizeof(msg), code,
+	                                sizeof(code)),
+	             0);
+	cr_assert_str_eq(msg, "at most 128 tasks");
+	cr_assert_str_eq(code, "limit");
+	cr_assert_eq(tb_sup_error_parse(running, strlen(running), msg,
+	                                sizeof(msg), code, sizeof(code)),
+	             -1);
+	cr_assert_eq(
+	    tb_sup_error_parse("junk", 4, msg, sizeof(msg), code, sizeof(code)),
+	    -1);
+}
+
+static const char *stat_tail = " S 1 4242 4242 0 -1 4194560 112 0 0 0 1 0 "
+                               "0 0 20 0 1 0 987654 12345678 1000 "
+                               "18446744073709551615 1 1 0 0 0 0 0\n";
+
+static void expect_start(const char *comm, int ok, uint64_t want)
+{
+	char line[512];
+	uint64_t got = 0;
+
+	snprintf(line, sizeof(line), "4242 (%s)%s", comm, stat_tail);
+	cr_assert_eq(tb_proc_stat_starttime(line, strlen(line), &got),
+	             ok ? 0 : -1, "comm %s", comm);
+	if (ok)
+		cr_assert_eq(got, want, "comm %s", comm);
+}
+
+Test(proc_stat, reads_field_22_whatever_the_comm)
+{
+	expect_start("python3", 1, 987654);
+	expect_start("my prog", 1, 987654);
+	expect_start("a) (b", 1, 987654);
+	expect_start(") 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 (",
+	             1, 987654);
+	expect_start("", 1, 987654);
+}
+
+Test(proc_stat, refuses_malformed_lines)
+{
+	uint64_t v;
+	const char *bad[] = {"", "4242 python3 S 1", "4242 (x) S 1 2 3",
+	                     "4242 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 "
+	                     "16 17 18 x9"};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(tb_proc_stat_starttime(bad[i], strlen(bad[i]), &v),
+		             -1, "%s", bad[i]);
+}
+
+Test(proc_stat, reads_this_process)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n;
+	uint64_t v = 0;
+
+	cr_assert_not_null(f);
+	n = fread(line, 1, sizeof(line), f);
+	fclose(f);
+	cr_assert_eq(tb_proc_stat_starttime(line, n, &v), 0);
+	cr_assert_gt(v, 0);
+}
