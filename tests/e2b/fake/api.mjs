@@ -1,0 +1,157 @@
+// The fake's control plane: the REST API the E2B SDK and the plugin call with
+// X-API-Key. Paths, bodies and status codes follow the service's OpenAPI.
+// Test-only switches live under /_fake/ and need no key.
+import { sandboxJson, sandboxDetailJson } from "./sandboxes.mjs";
+
+function sendJson(res, status, body) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+function sendError(res, status, message) {
+  sendJson(res, status, { code: status, message });
+}
+
+async function readJson(req) {
+  const chunks = [];
+  for await (const c of req) chunks.push(c);
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (!text) return {};
+  return JSON.parse(text);
+}
+
+function validTimeout(t) {
+  return Number.isInteger(t) && t >= 0 && t <= 86400;
+}
+
+export function makeApiHandler(fake) {
+  const { sandboxes } = fake;
+  return async function handle(req, res) {
+    const url = new URL(req.url, "http://fake");
+    const path = url.pathname;
+    fake.log("api", req);
+
+    if (path.startsWith("/_fake/")) return fakeControl(fake, req, res, path);
+
+    if (fake.rateLimit.count > 0) {
+      fake.rateLimit.count--;
+      res.setHeader("Retry-After", String(fake.rateLimit.retryAfter));
+      return sendError(res, 429, "Rate limit exceeded, try again later");
+    }
+    if (path === "/health" && req.method === "GET") {
+      res.writeHead(200);
+      return res.end();
+    }
+    if (req.headers["x-api-key"] !== fake.apiKey)
+      return sendError(res, 401, "Invalid API key");
+
+    let body;
+    try {
+      body = req.method === "POST" ? await readJson(req) : {};
+    } catch (e) {
+      return sendError(res, 400, `Invalid request body: ${e.message}`);
+    }
+
+    // POST /sandboxes is the original form, POST /v2/sandboxes the one the
+    // current SDK sends (its timeout has a longer default).
+    if ((path === "/sandboxes" || path === "/v2/sandboxes") && req.method === "POST") {
+      if (typeof body.templateID !== "string" || !body.templateID)
+        return sendError(res, 400, "templateID is required");
+      const timeout = body.timeout ?? (path === "/sandboxes" ? 15 : 300);
+      if (!validTimeout(timeout)) return sendError(res, 400, "timeout must be an integer of seconds");
+      if (fake.unknownTemplates.has(body.templateID))
+        return sendError(res, 404, `template '${body.templateID}' not found`);
+      const sbx = sandboxes.create(body.templateID, timeout);
+      return sendJson(res, 201, sandboxJson(sbx));
+    }
+    if (path === "/v2/sandboxes" && req.method === "GET") {
+      const list = [...sandboxes.byId.values()].map(sandboxDetailJson);
+      return sendJson(res, 200, list);
+    }
+
+    const m = /^(\/v2)?\/sandboxes\/([^/]+)(\/[a-z]+)?$/.exec(path);
+    if (!m) return sendError(res, 404, `no route for ${req.method} ${path}`);
+    const v2 = !!m[1];
+    const id = decodeURIComponent(m[2]);
+    const action = m[3] || "";
+    if (v2 && action !== "/connect") return sendError(res, 404, `no route for ${req.method} ${path}`);
+    const sbx = sandboxes.get(id);
+    const notFound = () => sendError(res, 404, `sandbox "${id}" not found`);
+
+    if (action === "" && req.method === "GET") {
+      return sbx ? sendJson(res, 200, sandboxDetailJson(sbx)) : notFound();
+    }
+    if (action === "" && req.method === "DELETE") {
+      if (!sandboxes.kill(id)) return notFound();
+      res.writeHead(204);
+      return res.end();
+    }
+    if (req.method !== "POST") return sendError(res, 405, "method not allowed");
+    if (!sbx) return notFound();
+    switch (action) {
+      case "/connect": {
+        // v1 requires the timeout; v2 makes it optional.
+        const given = body.timeout !== undefined;
+        if (given ? !validTimeout(body.timeout) : !v2) return sendError(res, 400, "timeout is required");
+        const wasPaused = sbx.state === "paused";
+        sbx.state = "running";
+        if (wasPaused) sandboxes.setTimeout(sbx, given ? body.timeout : 300);
+        else if (given) sandboxes.extend(sbx, body.timeout);
+        return sendJson(res, wasPaused ? 201 : 200, sandboxJson(sbx));
+      }
+      case "/resume": {
+        if (sbx.state !== "paused") return sendError(res, 409, `sandbox "${id}" is already running`);
+        sbx.state = "running";
+        sandboxes.setTimeout(sbx, validTimeout(body.timeout) ? body.timeout : 15);
+        return sendJson(res, 201, sandboxJson(sbx));
+      }
+      case "/pause": {
+        if (sbx.state === "paused") return sendError(res, 409, `sandbox "${id}" is already paused`);
+        sbx.state = "paused";
+        if (sbx.timer) clearTimeout(sbx.timer);
+        res.writeHead(204);
+        return res.end();
+      }
+      case "/timeout": {
+        if (!validTimeout(body.timeout)) return sendError(res, 400, "timeout is required");
+        sandboxes.setTimeout(sbx, body.timeout);
+        res.writeHead(204);
+        return res.end();
+      }
+      default:
+        return sendError(res, 404, `no route for ${req.method} ${path}`);
+    }
+  };
+}
+
+// Test switches: rate limiting, a sandbox vanishing behind the client's
+// back, and the request log.
+async function fakeControl(fake, req, res, path) {
+  let body = {};
+  try {
+    if (req.method === "POST") body = await readJson(req);
+  } catch (e) {
+    return sendError(res, 400, e.message);
+  }
+  if (path === "/_fake/rate_limit" && req.method === "POST") {
+    fake.rateLimit = { count: body.count ?? 1, retryAfter: body.retry_after ?? 1 };
+    return sendJson(res, 200, fake.rateLimit);
+  }
+  const m = /^\/_fake\/sandboxes\/([^/]+)\/vanish$/.exec(path);
+  if (m && req.method === "POST") {
+    const ok = fake.sandboxes.kill(m[1]);
+    return sendJson(res, ok ? 200 : 404, { vanished: ok });
+  }
+  if (path === "/_fake/requests" && req.method === "GET") {
+    return sendJson(res, 200, fake.requests);
+  }
+  if (path === "/_fake/requests" && req.method === "DELETE") {
+    fake.requests.length = 0;
+    return sendJson(res, 200, {});
+  }
+  return sendError(res, 404, `no fake control ${path}`);
+}

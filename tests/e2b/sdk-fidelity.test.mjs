@@ -1,0 +1,76 @@
+// The fake's fidelity, judged by the official e2b SDK: pointed at the fake
+// with E2B_API_URL and E2B_SANDBOX_URL it must create a sandbox, run a
+// command, run a background command and wait for it, read and write files,
+// connect again (also to a paused sandbox) and kill it.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startFake } from "./fake/spawn.mjs";
+
+let fake;
+let Sandbox;
+
+before(async () => {
+  fake = await startFake();
+  process.env.E2B_API_URL = fake.apiUrl;
+  process.env.E2B_SANDBOX_URL = fake.sandboxUrl;
+  process.env.E2B_API_KEY = fake.apiKey;
+  ({ Sandbox } = await import("e2b"));
+});
+
+after(async () => {
+  await fake.stop();
+});
+
+test("the SDK drives a sandbox's whole life against the fake", async () => {
+  const sbx = await Sandbox.create({ timeoutMs: 60_000 });
+  assert.match(sbx.sandboxId, /^[a-z0-9]+$/);
+
+  const run = await sbx.commands.run("echo hello; echo oops >&2; exit 3").catch((e) => e);
+  assert.equal(run.exitCode, 3, "a nonzero exit is reported");
+  assert.equal(run.stdout, "hello\n");
+  assert.equal(run.stderr, "oops\n");
+
+  const ok = await sbx.commands.run("pwd; printf %s \"$GREETING\"", { envs: { GREETING: "hi there" } });
+  assert.equal(ok.exitCode, 0);
+  assert.match(ok.stdout, /\nhi there$/);
+  const home = ok.stdout.split("\n")[0];
+
+  const bg = await sbx.commands.run("sleep 0.3; echo done > bg.txt; echo finished", { background: true });
+  assert.ok(bg.pid > 0, "a background command has a pid");
+  const waited = await bg.wait();
+  assert.equal(waited.exitCode, 0);
+  assert.equal(waited.stdout, "finished\n");
+
+  assert.equal(await sbx.files.read("bg.txt"), "done\n", "relative paths resolve in the home");
+  assert.equal(await sbx.files.read(`${home}/bg.txt`), "done\n");
+
+  await sbx.files.write("dir/sub/note.txt", "written by the SDK");
+  const cat = await sbx.commands.run("cat dir/sub/note.txt");
+  assert.equal(cat.stdout, "written by the SDK");
+  await sbx.files.write("streamed.bin", new Blob([new Uint8Array([0, 1, 2, 255])]).stream());
+  const bytes = await sbx.files.read("streamed.bin", { format: "bytes" });
+  assert.deepEqual([...bytes], [0, 1, 2, 255]);
+
+  await assert.rejects(sbx.files.read("missing.txt"), /does not exist/);
+
+  const again = await Sandbox.connect(sbx.sandboxId);
+  assert.equal((await again.commands.run("cat bg.txt")).stdout, "done\n");
+
+  assert.equal(await fake.pause(sbx.sandboxId), 204);
+  const resumed = await Sandbox.connect(sbx.sandboxId);
+  assert.equal((await resumed.commands.run("echo back")).stdout, "back\n", "connect resumes a paused sandbox");
+
+  await resumed.kill();
+  assert.equal(await fake.info(sbx.sandboxId), null, "the killed sandbox is gone");
+  await assert.rejects(resumed.commands.run("true"), (e) => e.name === "SandboxNotFoundError");
+});
+
+test("the SDK sees the service's errors from the fake", async () => {
+  await assert.rejects(Sandbox.create({ apiKey: "e2b_" + "0".repeat(40) }), (e) => e.name === "AuthenticationError");
+  await assert.rejects(Sandbox.connect("inosuchsandbox"), (e) => /not found/i.test(e.message));
+
+  const sbx = await Sandbox.create();
+  const timedOut = await sbx.commands.run("sleep 5", { timeoutMs: 300 }).catch((e) => e);
+  assert.ok(timedOut instanceof Error, "a command past its timeout fails");
+  await sbx.kill();
+});
