@@ -1,0 +1,820 @@
+# taskbox supervisor: runs one background shell command inside a sandbox,
+# keeps its logs and an atomically replaced status record, and outlives the
+# process that launched it. docs/supervisor.md is the specification; this file
+# follows it. Needs only python3 (3.7+, standard library), /proc and process
+# groups. Run as: python3 -I -c SOURCE VERB --root DIR [options]
+import os
+import signal
+import sys
+import time
+
+FORMAT = 1
+MAX_TASKS = 128
+LOG_CAP = 1048576
+TERM_GRACE = 1.5
+DRAIN_GRACE = 2.0
+READY_WAIT = 20.0
+CHUNK = 262144
+MAX_COMMAND = 65536
+MAX_PATH = 4096
+MASK = b"****"
+SECRET_WORDS = (b"KEY", b"TOKEN", b"SECRET", b"PASSWORD")
+MIN_SECRET = 4
+HEX = frozenset("0123456789abcdef")
+TERMINAL = ("succeeded", "failed", "cancelled", "timed_out")
+EXIT_CODES = {"internal": 1, "invalid": 2, "limit": 3, "exists": 4,
+              "not_found": 5, "running": 6}
+STATUS_KEYS = ("format", "task_id", "state", "command", "cwd", "timeout",
+               "started_at", "finished_at", "exit_code", "supervisor_pid",
+               "supervisor_start", "pgid", "pgid_start", "stdout_bytes",
+               "stderr_bytes", "stdout_truncated", "stderr_truncated",
+               "cancel_requested", "error")
+VERBS = {
+    "start": (("--root", "--id", "--timeout", "--command"), ("--cwd",)),
+    "cancel": (("--root", "--id"), ("--wait",)),
+    "remove": (("--root", "--id"), ()),
+    "list": (("--root",), ()),
+}
+USAGE = ("usage: start --root DIR --id ID --timeout SECONDS [--cwd DIR] "
+         "--command TEXT | cancel --root DIR --id ID [--wait SECONDS] | "
+         "remove --root DIR --id ID | list --root DIR")
+
+
+class Refusal(Exception):
+    """A verb's refusal: an error code of docs/supervisor.md and a message."""
+
+    def __init__(self, code, message):
+        Exception.__init__(self, message)
+        self.code = code
+        self.message = message
+
+
+# ---- JSON output (a small encoder keeps `start` free of the json module) ----
+
+_ESCAPES = dict((i, "\\u%04x" % i) for i in range(32))
+_ESCAPES.update({0x22: '\\"', 0x5C: "\\\\", 0x08: "\\b", 0x09: "\\t",
+                 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r"})
+
+
+def jdump(value):
+    """Encodes None, bool, int, float, str, list and dict as compact JSON."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.translate(_ESCAPES) + '"'
+    if isinstance(value, dict):
+        return "{" + ",".join(jdump(str(k)) + ":" + jdump(v)
+                              for k, v in value.items()) + "}"
+    return "[" + ",".join(jdump(v) for v in value) + "]"
+
+
+def text(raw):
+    """Bytes from argv, the environment or a pipe, as a JSON-safe string."""
+    return raw.decode("utf-8", "replace")
+
+
+def say(obj):
+    """Writes the verb's one JSON object (a line) to stdout."""
+    sys.stdout.write(jdump(obj) + "\n")
+    sys.stdout.flush()
+
+
+# ---- arguments ----
+
+def parse_args(argv):
+    """Returns (verb, options) or raises Refusal("invalid")."""
+    if not argv:
+        raise Refusal("invalid", "missing verb; " + USAGE)
+    verb = argv[0]
+    if verb not in VERBS:
+        raise Refusal("invalid", "unknown verb %r; %s" % (verb, USAGE))
+    required, optional = VERBS[verb]
+    opts = {}
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if "=" in arg and arg.startswith("--"):
+            name, value = arg.split("=", 1)
+            i += 1
+        else:
+            name = arg
+            if i + 1 >= len(argv):
+                raise Refusal("invalid", "%s: missing value" % name)
+            value = argv[i + 1]
+            i += 2
+        if name not in required and name not in optional:
+            raise Refusal("invalid", "%s: unknown option for %s" % (name, verb))
+        if name in opts:
+            raise Refusal("invalid", "%s: given twice" % name)
+        opts[name] = value
+    for name in required:
+        if name not in opts:
+            raise Refusal("invalid", "%s: required by %s" % (name, verb))
+    check_path("--root", opts["--root"])
+    if "--id" in opts:
+        check_id(opts["--id"])
+    return verb, opts
+
+
+def check_path(name, value):
+    if not value:
+        raise Refusal("invalid", "%s: must not be empty" % name)
+    if len(os.fsencode(value)) > MAX_PATH:
+        raise Refusal("invalid", "%s: longer than %d bytes" % (name, MAX_PATH))
+
+
+def check_id(value):
+    if len(value) != 32 or not HEX.issuperset(value):
+        raise Refusal("invalid",
+                      "--id: must be 32 lowercase hexadecimal characters")
+
+
+def int_option(name, value, low, high):
+    number = int(value) if value.isdigit() and value.isascii() else None
+    if number is None or not low <= number <= high:
+        raise Refusal("invalid", "%s: must be an integer from %d to %d"
+                      % (name, low, high))
+    return number
+
+
+# ---- /proc ----
+
+def proc_stat(pid):
+    """(state, starttime) of /proc/PID/stat, or None when there is none.
+    Field 22 is counted after the last ')': comm may hold anything."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            line = f.read()
+        fields = line[line.rindex(b")") + 2:].split()
+        return fields[0].decode("ascii", "replace"), int(fields[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def verified(pid, start):
+    """True when PID is a live (not zombie) process that started at START."""
+    if not isinstance(pid, int) or not isinstance(start, int) or pid <= 0:
+        return False
+    stat = proc_stat(pid)
+    return stat is not None and stat[1] == start and stat[0] not in "ZXx"
+
+
+# ---- the task root ----
+
+def task_names(root):
+    """Names of the task directories in ROOT (32-hex directory entries)."""
+    names = []
+    try:
+        entries = os.scandir(root)
+    except FileNotFoundError:
+        return names
+    except NotADirectoryError:
+        raise Refusal("invalid", "--root: not a directory")
+    with entries:
+        for entry in entries:
+            if (len(entry.name) == 32 and HEX.issuperset(entry.name)
+                    and entry.is_dir(follow_symlinks=False)):
+                names.append(entry.name)
+    return names
+
+
+def open_root(root, create):
+    """Checks (and with CREATE makes, mode 0700) the root; returns a locked
+    fd of ROOT/.lock serialising start and remove, or None if absent."""
+    try:
+        if create:
+            os.makedirs(root, 0o700, exist_ok=True)
+        st = os.stat(root)
+    except FileNotFoundError:
+        if create:
+            raise Refusal("invalid", "--root: a path component is missing")
+        return None
+    except OSError as e:
+        raise Refusal("invalid", "--root: %s" % e.strerror)
+    if (st.st_mode & 0o170000) != 0o040000:
+        raise Refusal("invalid", "--root: not a directory")
+    if st.st_uid != os.geteuid():
+        raise Refusal("invalid", "--root: not owned by this user")
+    if create and st.st_mode & 0o7077:
+        os.chmod(root, 0o700)
+    import fcntl
+    fd = os.open(os.path.join(root, ".lock"),
+                 os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def read_status(tdir):
+    """The task's status record as a dict, or None if it has none yet."""
+    try:
+        with open(os.path.join(tdir, "status.json"), "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return None
+    import json
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except ValueError:
+        raise Refusal("internal", "status.json of %s is not valid JSON"
+                      % os.path.basename(tdir))
+    if not isinstance(record, dict):
+        raise Refusal("internal", "status.json of %s is not an object"
+                      % os.path.basename(tdir))
+    return record
+
+
+def supervisor_gone(record):
+    """True when a running record's supervisor no longer runs."""
+    return not verified(record.get("supervisor_pid"),
+                        record.get("supervisor_start"))
+
+
+# ---- masking ----
+
+def secret_values():
+    """Values (4+ bytes) of environment variables named like secrets."""
+    found = set()
+    for name, value in os.environb.items():
+        upper = name.upper()
+        if len(value) >= MIN_SECRET and any(w in upper for w in SECRET_WORDS):
+            found.add(value)
+    return sorted(found, key=len, reverse=True)
+
+
+class Masker:
+    """Replaces every secret value in a byte stream by MASK, leftmost match
+    first (the longest at one position), also across feed() calls: a tail
+    that could begin a secret is held back until the next call or EOF."""
+
+    def __init__(self, secrets):
+        self.secrets = secrets
+        self.held = b""
+
+    def straddle(self, data, start):
+        """Earliest i >= START where data[i:] is a proper prefix of a secret."""
+        n = len(data)
+        best = n
+        for s in self.secrets:
+            k = min(len(s) - 1, n - start)
+            while k > 0 and n - k < best:
+                if data.endswith(s[:k]):
+                    best = n - k
+                    break
+                k -= 1
+        return best
+
+    def feed(self, data, final=False):
+        if self.held:
+            data = self.held + data
+            self.held = b""
+        n = len(data)
+        out = []
+        pos = 0
+        hold = n if final else self.straddle(data, 0)
+        nxt = {}
+        while True:
+            best, blen = -1, 0
+            for s in self.secrets:
+                i = nxt.get(s, -2)
+                if i != -1 and i < pos:
+                    i = data.find(s, pos)
+                    nxt[s] = i
+                if i >= 0 and (best < 0 or i < best):
+                    best, blen = i, len(s)
+            if best < 0 or best >= hold:
+                break
+            out.append(data[pos:best])
+            out.append(MASK)
+            pos = best + blen
+            if pos > hold:
+                hold = self.straddle(data, pos)
+        out.append(data[pos:hold])
+        self.held = data[hold:]
+        return b"".join(out)
+
+
+# ---- files ----
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def write_status(dfd, record):
+    """Replaces DFD's status.json atomically: temp, fsync, rename, dir fsync."""
+    data = (jdump(record) + "\n").encode("utf-8")
+    fd = os.open("status.json.tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+                 | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+    try:
+        write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.rename("status.json.tmp", "status.json", src_dir_fd=dfd, dst_dir_fd=dfd)
+    os.fsync(dfd)
+
+
+def remove_tree(path):
+    """Deletes PATH and everything under it without following symlinks."""
+    with os.scandir(path) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                remove_tree(entry.path)
+            else:
+                os.unlink(entry.path)
+    os.rmdir(path)
+
+
+# ---- the running supervisor ----
+
+class Stream:
+    """One of the command's output pipes and its log: keeps the first LOG_CAP
+    masked bytes, reads and discards the rest."""
+
+    def __init__(self, fd, log, secrets):
+        self.fd = fd
+        self.log = log
+        self.masker = Masker(secrets) if secrets else None
+        self.kept = 0
+        self.truncated = False
+        self.open = True
+        self.scratch = None
+
+    def keep(self, data):
+        room = LOG_CAP - self.kept
+        if len(data) > room:
+            self.truncated = True
+            data = data[:room]
+        if data:
+            write_all(self.log, data)
+            self.kept += len(data)
+
+    def read(self):
+        """Reads once; returns False at EOF or when nothing is ready."""
+        try:
+            if self.kept >= LOG_CAP:
+                if self.scratch is None:
+                    self.scratch = bytearray(CHUNK)
+                n = os.readv(self.fd, [self.scratch])
+                if n:
+                    self.truncated = True
+                    return True
+                data = b""
+            else:
+                data = os.read(self.fd, CHUNK)
+        except BlockingIOError:
+            return False
+        if not data:
+            self.close()
+            return False
+        self.keep(self.masker.feed(data) if self.masker else data)
+        return True
+
+    def close(self):
+        if self.open:
+            self.open = False
+            os.close(self.fd)
+            if self.masker and self.kept < LOG_CAP:
+                self.keep(self.masker.feed(b"", True))
+            elif self.masker and self.masker.held:
+                self.truncated = True
+
+
+class Supervisor:
+    def __init__(self, dfd, record, command, cwd, ready_fd, umask):
+        self.dfd = dfd
+        self.record = record
+        self.command = command
+        self.cwd = cwd
+        self.ready_fd = ready_fd
+        self.umask = umask
+        self.pid = None
+        self.reason = None
+        self.cancel = False
+        self.kill_at = None
+        self.streams = []
+
+    def on_term(self, signum, frame):
+        self.cancel = True
+
+    def signal_ready(self):
+        if self.ready_fd is not None:
+            try:
+                os.write(self.ready_fd, b"1")
+            except OSError:
+                pass
+            os.close(self.ready_fd)
+            self.ready_fd = None
+
+    def spawn(self, out_w, err_w):
+        """Forks /bin/sh -c COMMAND as leader of its own group; returns None,
+        or the reason it could not be started."""
+        import select
+        rd, wr = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(rd)
+                os.setpgid(0, 0)
+                for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGHUP,
+                            signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+                    signal.signal(sig, signal.SIG_DFL)
+                os.umask(self.umask)
+                os.dup2(out_w, 1)
+                os.dup2(err_w, 2)
+                if self.cwd is not None:
+                    try:
+                        os.chdir(self.cwd)
+                    except OSError as e:
+                        raise OSError(e.errno, "cwd %r: %s"
+                                      % (self.cwd, e.strerror))
+                os.execv("/bin/sh", ["sh", "-c", self.command])
+            except BaseException as e:
+                msg = e.strerror if isinstance(e, OSError) else repr(e)
+                try:
+                    os.write(wr, msg.encode("utf-8", "replace")[:512])
+                finally:
+                    os._exit(127)
+        os.close(wr)
+        self.pid = pid
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass
+        stat = proc_stat(pid)
+        self.record["pgid"] = pid
+        self.record["pgid_start"] = stat[1] if stat else None
+        chunks = []
+        while True:
+            try:
+                select.select([rd], [], [])
+                chunk = os.read(rd, 512)
+            except InterruptedError:
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(rd)
+        if chunks:
+            os.waitpid(pid, 0)
+            self.pid = None
+            return "cannot start the command: " + text(b"".join(chunks))
+        return None
+
+    def signal_group(self, sig):
+        try:
+            os.killpg(self.record["pgid"], sig)
+        except OSError:
+            pass
+
+    def finish(self, exit_code, error=None):
+        """Writes the final record and ends the supervisor."""
+        rec = self.record
+        for s in self.streams:
+            for _ in range(64):
+                if not s.open or not s.read():
+                    break
+            s.close()
+        for name, s in zip(("stdout", "stderr"), self.streams):
+            os.fsync(s.log)
+            rec[name + "_bytes"] = s.kept
+            rec[name + "_truncated"] = s.truncated
+        if error is not None:
+            state = "failed"
+        elif self.reason:
+            state = self.reason
+        else:
+            state = "succeeded" if exit_code == 0 else "failed"
+        rec["state"] = state
+        rec["finished_at"] = int(time.time())
+        rec["exit_code"] = exit_code
+        rec["error"] = error
+        write_status(self.dfd, rec)
+        self.signal_ready()
+
+    def run(self, timeout, logs, secrets):
+        import select
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+        os.set_blocking(wake_r, False)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGTERM, self.on_term)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        for fd in (out_r, err_r):
+            try:
+                import fcntl
+                fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), LOG_CAP)
+            except OSError:
+                pass
+            os.set_blocking(fd, False)
+        self.streams = [Stream(out_r, logs[0], secrets),
+                        Stream(err_r, logs[1], secrets)]
+        error = self.spawn(out_w, err_w)
+        os.close(out_w)
+        os.close(err_w)
+        self.record["started_at"] = int(time.time())
+        if error is not None:
+            self.finish(None, error)
+            return
+        deadline = time.monotonic() + timeout
+        write_status(self.dfd, self.record)
+        self.signal_ready()
+
+        poller = select.poll()
+        fds = {out_r: self.streams[0], err_r: self.streams[1]}
+        for fd in fds:
+            poller.register(fd, select.POLLIN)
+        poller.register(wake_r, select.POLLIN)
+        exit_code = None
+        drain_until = None
+        while True:
+            now = time.monotonic()
+            if exit_code is None:
+                exit_code = self.reap()
+                if exit_code is not None:
+                    drain_until = now + DRAIN_GRACE
+            if exit_code is None:
+                if self.cancel and not self.reason:
+                    self.reason = "cancelled"
+                    self.record["cancel_requested"] = True
+                    self.terminate(now)
+                    write_status(self.dfd, self.record)
+                if not self.reason and now >= deadline:
+                    self.reason = "timed_out"
+                    self.terminate(now)
+                if self.kill_at is not None and now >= self.kill_at:
+                    self.signal_group(signal.SIGKILL)
+                    self.kill_at = None
+                due = [deadline] if not self.reason else []
+                if self.kill_at is not None:
+                    due.append(self.kill_at)
+            else:
+                if not any(s.open for s in self.streams) or now >= drain_until:
+                    break
+                due = [drain_until]
+            wait = None
+            if due:
+                wait = max(0, int((min(due) - now) * 1000) + 1)
+            for fd, _ in poller.poll(wait):
+                if fd == wake_r:
+                    try:
+                        while os.read(wake_r, 64):
+                            pass
+                    except BlockingIOError:
+                        pass
+                    continue
+                stream = fds[fd]
+                stream.read()
+                if not stream.open:
+                    poller.unregister(fd)
+        self.finish(exit_code)
+
+    def terminate(self, now):
+        self.signal_group(signal.SIGTERM)
+        self.kill_at = now + TERM_GRACE
+
+    def reap(self):
+        """The command's exit code once it has exited (128+N for signal N),
+        else None. The rest of its group is killed before the leader is
+        reaped, so the group id cannot have been reused."""
+        info = os.waitid(os.P_PID, self.pid,
+                         os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        if info is None:
+            return None
+        self.signal_group(signal.SIGKILL)
+        _, status = os.waitpid(self.pid, 0)
+        if os.WIFSIGNALED(status):
+            return 128 + os.WTERMSIG(status)
+        return os.WEXITSTATUS(status)
+
+
+def daemon(tdir, record, command, cwd, timeout, ready_fd, umask):
+    """The supervisor process, after the second fork: never returns."""
+    code = 0
+    sup = None
+    try:
+        null = os.open("/dev/null", os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        keep = (0, 1, 2, ready_fd)
+        for name in os.listdir("/proc/self/fd"):
+            fd = int(name)
+            if fd not in keep:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        for sig in (signal.SIGHUP, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)
+        dfd = os.open(tdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+        logs = (os.open("stdout", flags, 0o600, dir_fd=dfd),
+                os.open("stderr", flags, 0o600, dir_fd=dfd))
+        pid = os.getpid()
+        stat = proc_stat(pid)
+        record["supervisor_pid"] = pid
+        record["supervisor_start"] = stat[1] if stat else None
+        sup = Supervisor(dfd, record, command, cwd, ready_fd, umask)
+        sup.run(timeout, logs, secret_values())
+    except BaseException as e:
+        code = 1
+        try:
+            if sup is not None and sup.pid is not None:
+                sup.signal_group(signal.SIGKILL)
+            record["state"] = "failed"
+            record["finished_at"] = int(time.time())
+            record["error"] = "supervisor error: %s" % (e,)
+            write_status(os.open(tdir, os.O_RDONLY | os.O_DIRECTORY), record)
+        except BaseException:
+            pass
+    finally:
+        os._exit(code)
+
+
+# ---- verbs ----
+
+def verb_start(opts):
+    root, tid = opts["--root"], opts["--id"]
+    timeout = int_option("--timeout", opts["--timeout"], 1, 3600)
+    command = opts["--command"]
+    if not command or len(command) > MAX_COMMAND:
+        raise Refusal("invalid", "--command: must be 1 to %d characters"
+                      % MAX_COMMAND)
+    cwd = opts.get("--cwd")
+    if cwd is not None:
+        check_path("--cwd", cwd)
+    raw = os.fsencode(command)
+    secrets = secret_values()
+    shown = Masker(secrets).feed(raw, True) if secrets else raw
+    record = dict.fromkeys(STATUS_KEYS)
+    record.update(format=FORMAT, task_id=tid, state="running",
+                  command=text(shown), timeout=timeout,
+                  cwd=None if cwd is None else text(os.fsencode(cwd)),
+                  stdout_bytes=0, stderr_bytes=0, stdout_truncated=False,
+                  stderr_truncated=False, cancel_requested=False)
+    umask = os.umask(0o077)
+    lock = open_root(root, True)
+    tdir = os.path.join(root, tid)
+    try:
+        if len(task_names(root)) >= MAX_TASKS:
+            raise Refusal("limit", "task limit reached: %s holds %d task "
+                          "directories, the most allowed; remove finished "
+                          "tasks (verb remove --root %s --id ID) and retry"
+                          % (root, MAX_TASKS, root))
+        try:
+            os.mkdir(tdir, 0o700)
+        except FileExistsError:
+            raise Refusal("exists", "--id: task %s already exists" % tid)
+        rd, wr = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(lock)
+                os.close(rd)
+                os.setsid()
+                if os.fork() == 0:
+                    daemon(tdir, record, command, cwd, timeout, wr, umask)
+            finally:
+                os._exit(0)
+        os.close(wr)
+        os.waitpid(pid, 0)
+        import select
+        ready, _, _ = select.select([rd], [], [], READY_WAIT)
+        ok = bool(ready) and os.read(rd, 1) == b"1"
+        os.close(rd)
+    finally:
+        os.close(lock)
+    try:
+        with open(os.path.join(tdir, "status.json"), "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raw = None
+    if raw is None or not ok and b'"running"' in raw:
+        raise Refusal("internal", "the supervisor did not confirm the start "
+                      "of task %s within %g s; its state is unknown"
+                      % (tid, READY_WAIT))
+    sys.stdout.buffer.write(raw)
+    sys.stdout.flush()
+
+
+def find_task(opts):
+    tdir = os.path.join(opts["--root"], opts["--id"])
+    if not os.path.isdir(tdir):
+        raise Refusal("not_found", "--id: no task %s under %s"
+                      % (opts["--id"], opts["--root"]))
+    return tdir
+
+
+def verb_cancel(opts):
+    wait = 3.0
+    if "--wait" in opts:
+        wait = float(int_option("--wait", opts["--wait"], 0, 60))
+    tdir = find_task(opts)
+    record = read_status(tdir)
+    if record is None:
+        raise Refusal("not_found", "task %s has no status record"
+                      % opts["--id"])
+    if record.get("state") in TERMINAL:
+        say(record)
+        return
+    end = time.monotonic() + wait
+    if supervisor_gone(record):
+        record = read_status(tdir) or record
+        if record.get("state") not in TERMINAL:
+            kill_orphan_group(record, end)
+            record["supervisor_gone"] = True
+        say(record)
+        return
+    os.kill(record["supervisor_pid"], signal.SIGTERM)
+    while record.get("state") not in TERMINAL and time.monotonic() < end:
+        time.sleep(0.02)
+        record = read_status(tdir) or record
+    say(record)
+
+
+def kill_orphan_group(record, end):
+    """TERM, then KILL after TERM_GRACE, the recorded group of a task whose
+    supervisor is gone, each time only if its leader is verified."""
+    pgid, start = record.get("pgid"), record.get("pgid_start")
+    if not verified(pgid, start):
+        return
+    os.killpg(pgid, signal.SIGTERM)
+    grace = min(time.monotonic() + TERM_GRACE, end)
+    while time.monotonic() < grace and verified(pgid, start):
+        time.sleep(0.02)
+    if verified(pgid, start):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def verb_remove(opts):
+    root, tid = opts["--root"], opts["--id"]
+    lock = open_root(root, False)
+    if lock is None:
+        raise Refusal("not_found", "--root: %s does not exist" % root)
+    try:
+        tdir = find_task(opts)
+        record = read_status(tdir)
+        if record is not None and record.get("state") not in TERMINAL:
+            if not supervisor_gone(record) or verified(
+                    record.get("pgid"), record.get("pgid_start")):
+                raise Refusal("running", "task %s is still running; cancel "
+                              "it first" % tid)
+        doomed = os.path.join(root, ".removing-%s-%d" % (tid, os.getpid()))
+        os.rename(tdir, doomed)
+        remove_tree(doomed)
+    finally:
+        os.close(lock)
+    if record is None:
+        record = {"task_id": tid}
+    record["removed"] = True
+    say(record)
+
+
+def verb_list(opts):
+    root = opts["--root"]
+    records = []
+    for name in task_names(root):
+        try:
+            record = read_status(os.path.join(root, name))
+        except Refusal as e:
+            record = {"task_id": name, "error": e.message}
+        if record is None:
+            record = {"task_id": name, "error": "no status record"}
+        elif record.get("state") not in TERMINAL and supervisor_gone(record):
+            record["supervisor_gone"] = True
+        records.append(record)
+    records.sort(key=lambda r: (r.get("started_at") or 0, r["task_id"]),
+                 reverse=True)
+    say({"tasks": records})
+
+
+def main(argv):
+    try:
+        if argv[:1] in (["--help"], ["-h"], ["help"]):
+            say({"usage": USAGE})
+            return 0
+        verb, opts = parse_args(argv)
+        {"start": verb_start, "cancel": verb_cancel, "remove": verb_remove,
+         "list": verb_list}[verb](opts)
+        return 0
+    except Refusal as e:
+        say({"error": e.message, "code": e.code})
+        return EXIT_CODES[e.code]
+    except Exception as e:
+        say({"error": "internal error: %s" % (e,), "code": "internal"})
+        return EXIT_CODES["internal"]
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
