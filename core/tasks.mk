@@ -5,20 +5,40 @@ libtaskbox_core_la_SOURCES += \
 	core/task_id.c \
 	core/utf8_page.c \
 	core/host_mask.c \
-	core/sup_record.c
+	core/sup_record.c \
+	core/base64.c \
+	core/tool_args.c \
+	core/box.c \
+	core/session.c \
+	core/sup_client.c \
+	core/task_view.c \
+	core/task_tools.c \
+	core/sandbox_tools.c \
+	core/run_tool.c \
+	core/file_tools.c \
+	core/tasks.c
 noinst_HEADERS += \
 	core/sandbox_ref.h \
 	core/task_id.h \
 	core/utf8_page.h \
 	core/host_mask.h \
-	core/sup_record.h
+	core/sup_record.h \
+	core/base64.h \
+	core/tool_args.h \
+	core/box.h \
+	core/session.h \
+	core/sup_client.h \
+	core/task_view.h \
+	core/sandboxes.h \
+	core/tasks.h
 
 # Unit tests of the pure parts.
 tasks_unit_tests = \
 	tests/unit/test_task_ids \
 	tests/unit/test_utf8_page \
 	tests/unit/test_host_mask \
-	tests/unit/test_sup_record
+	tests/unit/test_sup_record \
+	tests/unit/test_tool_args
 check_PROGRAMS += $(tasks_unit_tests)
 TESTS += $(tasks_unit_tests)
 tasks_unit_cflags = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CRITERION_CFLAGS)
@@ -35,3 +55,6 @@ tests_unit_test_host_mask_LDADD = $(tasks_unit_ldadd)
 tests_unit_test_sup_record_SOURCES = tests/unit/test_sup_record.c
 tests_unit_test_sup_record_CFLAGS = $(tasks_unit_cflags)
 tests_unit_test_sup_record_LDADD = $(tasks_unit_ldadd)
+tests_unit_test_tool_args_SOURCES = tests/unit/test_tool_args.c
+tests_unit_test_tool_args_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_tool_args_LDADD = $(tasks_unit_ldadd)

@@ -1,0 +1,237 @@
+/* Supervisor verbs over exec, status over read_file, liveness over /proc. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "sup_client.h"
+#include "supervisor/supervisor_source.h"
+
+/* Time allowed for the start and remove verbs: a python3 start-up plus a
+ * little work, on a slow remote provider. */
+#define VERB_TIMEOUT_MS 30000
+/* cancel waits up to 3 s for the task to end, on top of that. */
+#define CANCEL_WAIT "3"
+#define CANCEL_TIMEOUT_MS 33000
+/* The verbs print one record; records are small, but a command up to
+ * 96 KiB encoded may be in it. */
+#define VERB_OUTPUT_LIMIT (1024 * 1024)
+#define STAT_MAX 4096
+
+void tb_sup_reply_clear(struct tb_sup_reply *r)
+{
+	tb_task_record_clear(&r->rec);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Runs argv (a verb) and sorts its output into reply. */
+static void run_verb(struct tb_box *box, const char *const *argv,
+                     const char *task_id, uint32_t timeout_ms,
+                     struct tb_sup_reply *reply)
+{
+	struct taskbox_exec_result res;
+	char perr[TB_ERR_MAX];
+	const char *out;
+	size_t len;
+	int rc;
+
+	memset(reply, 0, sizeof(*reply));
+	reply->outcome = TB_SUP_UNSURE;
+	rc = tb_box_exec(box, argv, NULL, timeout_ms, VERB_OUTPUT_LIMIT, NULL,
+	                 NULL, &res, reply->message, sizeof(reply->message));
+	if (rc != TASKBOX_OK)
+		goto out;
+	out = (const char *)res.out.data;
+	len = res.out.len;
+	if (res.timed_out) {
+		snprintf(reply->message, sizeof(reply->message),
+		         "the supervisor's %s did not answer within %u s",
+		         argv[4], timeout_ms / 1000);
+		goto out;
+	}
+	if (out && tb_task_record_parse(out, len, task_id, &reply->rec, perr,
+	                                sizeof(perr)) == 0) {
+		reply->outcome = TB_SUP_RECORD;
+		goto out;
+	}
+	if (out &&
+	    tb_sup_error_parse(out, len, reply->message, sizeof(reply->message),
+	                       reply->code, sizeof(reply->code)) == 0) {
+		/* An internal error may strike after the task started. */
+		if (strcmp(reply->code, "internal") != 0)
+			reply->outcome = TB_SUP_REFUSED;
+		goto out;
+	}
+	snprintf(reply->message, sizeof(reply->message),
+	         "the supervisor's %s exited with %d and printed no usable "
+	         "record (%.400s)%s%.*s",
+	         argv[4], res.exit_code, out ? perr : "no output",
+	         res.err.len ? ": " : "",
+	         (int)(res.err.len > 300 ? 300 : res.err.len),
+	         res.err.data ? (const char *)res.err.data : "");
+out:
+	tb_exec_result_free(&res);
+}
+
+void tb_sup_start(struct tb_box *box, const char *task_id, const char *command,
+                  const char *cwd, unsigned timeout_s,
+                  struct tb_sup_reply *reply)
+{
+	char timeout[16];
+	const char *argv[16];
+	int n = 0;
+
+	snprintf(timeout, sizeof(timeout), "%u", timeout_s);
+	argv[n++] = "python3";
+	argv[n++] = "-I";
+	argv[n++] = "-c";
+	argv[n++] = tb_supervisor_source;
+	argv[n++] = "start";
+	argv[n++] = "--root";
+	argv[n++] = TB_TASK_ROOT;
+	argv[n++] = "--id";
+	argv[n++] = task_id;
+	argv[n++] = "--timeout";
+	argv[n++] = timeout;
+	if (cwd) {
+		argv[n++] = "--cwd";
+		argv[n++] = cwd;
+	}
+	argv[n++] = "--command";
+	argv[n++] = command;
+	argv[n] = NULL;
+	run_verb(box, argv, task_id, VERB_TIMEOUT_MS, reply);
+}
+
+void tb_sup_cancel(struct tb_box *box, const char *task_id,
+                   struct tb_sup_reply *reply)
+{
+	const char *argv[] = {
+	    "python3", "-I",     "-c",         tb_supervisor_source,
+	    "cancel",  "--root", TB_TASK_ROOT, "--id",
+	    task_id,   "--wait", CANCEL_WAIT,  NULL};
+
+	run_verb(box, argv, task_id, CANCEL_TIMEOUT_MS, reply);
+}
+
+void tb_sup_remove(struct tb_box *box, const char *task_id,
+                   struct tb_sup_reply *reply)
+{
+	const char *argv[] = {
+	    "python3", "-I",     "-c",         tb_supervisor_source,
+	    "remove",  "--root", TB_TASK_ROOT, "--id",
+	    task_id,   NULL};
+
+	run_verb(box, argv, task_id, VERB_TIMEOUT_MS, reply);
+}
+
+int tb_sup_read_status(struct tb_box *box, const char *task_id,
+                       struct tb_task_record *rec, char *err, size_t errlen)
+{
+	char path[128], perr[TB_ERR_MAX];
+	struct taskbox_buf data;
+	uint64_t size;
+	int rc;
+
+	memset(rec, 0, sizeof(*rec));
+	snprintf(path, sizeof(path), TB_TASK_ROOT "/%s/status.json", task_id);
+	/* A record holds the command (at most 96 KiB encoded) and small
+	 * fields; 1 MiB is far more than any record. */
+	rc = tb_box_read(box, path, 0, 1024 * 1024, &data, &size, err, errlen);
+	if (rc != TASKBOX_OK)
+		return rc;
+	if (data.len == 0 ||
+	    tb_task_record_parse((const char *)data.data, data.len, task_id,
+	                         rec, perr, sizeof(perr)) < 0) {
+		snprintf(err, errlen, "sandbox %s: task %s: %s", box->id,
+		         task_id, data.len ? perr : "status record is empty");
+		rc = TASKBOX_E_PROTOCOL;
+	}
+	tb_buf_free(&data);
+	return rc;
+}
+
+int tb_sup_task_dir_exists(struct tb_box *box, const char *task_id, char *err,
+                           size_t errlen)
+{
+	char dir[128];
+	const char *argv[] = {"test", "-d", dir, NULL};
+	struct taskbox_exec_result res;
+	int rc;
+
+	snprintf(dir, sizeof(dir), TB_TASK_ROOT "/%s", task_id);
+	rc = tb_box_exec(box, argv, NULL, 10000, 4096, NULL, NULL, &res, err,
+	                 errlen);
+	if (rc == TASKBOX_OK && !res.timed_out &&
+	    (res.exit_code == 0 || res.exit_code == 1)) {
+		rc = res.exit_code == 0;
+	} else {
+		if (rc == TASKBOX_OK)
+			snprintf(err, errlen,
+			         "sandbox %s: could not check for task %s",
+			         box->id, task_id);
+		rc = -1;
+	}
+	tb_exec_result_free(&res);
+	return rc;
+}
+
+/* Reads /proc/PID/stat through exec; returns like tb_sup_alive. */
+static int stat_by_exec(struct tb_box *box, const char *path,
+                        const struct tb_task_record *rec, char *err,
+                        size_t errlen)
+{
+	const char *argv[] = {"cat", path, NULL};
+	struct taskbox_exec_result res;
+	uint64_t start;
+	int rc;
+
+	rc = tb_box_exec(box, argv, NULL, 10000, STAT_MAX, NULL, NULL, &res,
+	                 err, errlen);
+	if (rc != TASKBOX_OK || res.timed_out) {
+		if (rc == TASKBOX_OK)
+			snprintf(err, errlen,
+			         "sandbox %s: reading %s timed out", box->id,
+			         path);
+		rc = -1;
+	} else if (res.exit_code != 0 || res.out.len == 0) {
+		rc = 0; /* no such process */
+	} else if (tb_proc_stat_starttime((const char *)res.out.data,
+	                                  res.out.len, &start) < 0) {
+		snprintf(err, errlen, "sandbox %s: %s is malformed", box->id,
+		         path);
+		rc = -1;
+	} else {
+		rc = start == rec->supervisor_start;
+	}
+	tb_exec_result_free(&res);
+	return rc;
+}
+
+int tb_sup_alive(struct tb_box *box, const struct tb_task_record *rec,
+                 char *err, size_t errlen)
+{
+	char path[64], rerr[TB_ERR_MAX];
+	struct taskbox_buf data;
+	uint64_t size, start;
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%" PRId64 "/stat",
+	         rec->supervisor_pid);
+	rc = tb_box_read(box, path, 0, STAT_MAX, &data, &size, rerr,
+	                 sizeof(rerr));
+	if (rc == TASKBOX_OK && data.len > 0 &&
+	    tb_proc_stat_starttime((const char *)data.data, data.len, &start) ==
+	        0) {
+		tb_buf_free(&data);
+		return start == rec->supervisor_start;
+	}
+	tb_buf_free(&data);
+	/* Missing, empty or unreadable through the file API: some providers
+	 * cannot serve procfs there, so ask the sandbox itself once. */
+	tb_log(TB_LOG_DEBUG, "sandbox %s: %s through read_file: %s", box->id,
+	       path, rc == TASKBOX_OK ? "empty or malformed" : rerr);
+	return stat_by_exec(box, path, rec, err, errlen);
+}

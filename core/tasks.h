@@ -1,0 +1,23 @@
+/* The tasks module: reconnectable tasks, sandboxes and the ordinary tools
+ * (run_command, read_file, write_file) over the configured providers. */
+#ifndef TB_TASKS_H
+#define TB_TASKS_H
+
+struct tb_config;
+struct tb_mask;
+
+/* Registers the module's tools and its shutdown hook (session cleanup),
+ * and keeps the config's mask values. Call once, after the provider
+ * registry is open and before serving. Returns 0, or -1 after logging. */
+int tb_tasks_init(const struct tb_config *cfg);
+
+/* The operator's values masked on every returned page; may be NULL. */
+const struct tb_mask *tb_tasks_mask(void);
+
+/* Registration of each tool group (called by tb_tasks_init). */
+int tb_task_tools_register(void);
+int tb_sandbox_tools_register(void);
+int tb_run_tool_register(void);
+int tb_file_tools_register(void);
+
+#endif /* TB_TASKS_H */
