@@ -1,0 +1,500 @@
+/* exec on the local provider: posix_spawn of argv in the sandbox, both
+ * output pipes drained with poll, the timeout and the host's cancel
+ * enforced on the command's own process group.
+ *
+ * The command ends when its direct child exits and both pipes reach EOF.
+ * A background process it left behind holding the pipes is not waited for
+ * past DRAIN_AFTER_EXIT_MS (as a terminal would, it keeps running; destroy
+ * stops it). On timeout the group gets TERM, then KILL after
+ * KILL_GRACE_MS, and what is left of the group is killed once the child is
+ * gone. On cancel the group is killed at once.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "local_int.h"
+
+extern char **environ;
+
+#define POLL_SLICE_MS 100
+#define KILL_GRACE_MS 1000
+#define DRAIN_AFTER_EXIT_MS 250
+#define READ_CHUNK 65536
+
+/* Nonzero when a request or result struct of the host's size has field. */
+#define HAS(s, field)                                                          \
+	((s)->struct_size >=                                                   \
+	 offsetof(__typeof__(*(s)), field) + sizeof((s)->field))
+
+struct stream {
+	int fd;
+	unsigned char *data;
+	size_t len, cap;
+	int truncated;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Length of the NAME part of "NAME=value" (the whole string if no '='). */
+static size_t name_len(const char *e)
+{
+	const char *eq = strchr(e, '=');
+
+	return eq ? (size_t)(eq - e) : strlen(e);
+}
+
+static int env_has(char **env, size_t n, const char *e)
+{
+	size_t l = name_len(e);
+
+	for (size_t i = 0; i < n; i++)
+		if (name_len(env[i]) == l && !memcmp(env[i], e, l))
+			return 1;
+	return 0;
+}
+
+/* The command's environment: the server's, then the settings' env, then
+ * req_env, then the marker, each overriding the earlier. The strings are
+ * borrowed; the array is malloc'ed. */
+static char **build_env(struct tb_local_conn *c, const char *const *req_env)
+{
+	size_t n_srv = 0, n_set = 0, n_req = 0, n = 0;
+	char **env;
+
+	for (char **e = environ; e && *e; e++)
+		n_srv++;
+	for (char **e = c->inst->env; *e; e++)
+		n_set++;
+	for (const char *const *e = req_env; e && *e; e++)
+		n_req++;
+	env = malloc((n_srv + n_set + n_req + 2) * sizeof(char *));
+	if (!env)
+		return NULL;
+	env[n++] = c->marker;
+	for (size_t i = n_req; i-- > 0;)
+		if (!env_has(env, n, req_env[i]))
+			env[n++] = (char *)req_env[i];
+	for (size_t i = n_set; i-- > 0;)
+		if (!env_has(env, n, c->inst->env[i]))
+			env[n++] = c->inst->env[i];
+	for (size_t i = 0; i < n_srv; i++)
+		if (strchr(environ[i], '=') && !env_has(env, n, environ[i]))
+			env[n++] = environ[i];
+	env[n] = NULL;
+	return env;
+}
+
+static const char *env_get(char **env, const char *name)
+{
+	size_t l = strlen(name);
+
+	for (; *env; env++)
+		if (!strncmp(*env, name, l) && (*env)[l] == '=')
+			return *env + l + 1;
+	return NULL;
+}
+
+/* Appends n bytes to s, keeping at most limit bytes (0: no limit). */
+static int stream_take(const struct taskbox_host *h, struct stream *s,
+                       const unsigned char *buf, size_t n, size_t limit)
+{
+	size_t keep = n;
+
+	if (limit && s->len + keep > limit) {
+		keep = limit - s->len;
+		s->truncated = 1;
+	}
+	if (!keep)
+		return 0;
+	if (s->len + keep > s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 16384;
+		unsigned char *nd;
+		while (ncap < s->len + keep)
+			ncap *= 2;
+		if (limit && ncap > limit)
+			ncap = limit;
+		nd = h->realloc(s->data, ncap);
+		if (!nd)
+			return ENOMEM;
+		s->data = nd;
+		s->cap = ncap;
+	}
+	memcpy(s->data + s->len, buf, keep);
+	s->len += keep;
+	return 0;
+}
+
+/* Reads what is ready on s; closes it at EOF. Returns 0 or an errno. */
+static int stream_read(const struct taskbox_host *h, struct stream *s,
+                       size_t limit, unsigned char *buf)
+{
+	ssize_t n = read(s->fd, buf, READ_CHUNK);
+
+	if (n > 0)
+		return stream_take(h, s, buf, (size_t)n, limit);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	close(s->fd);
+	s->fd = -1;
+	return 0;
+}
+
+/* The argv actually spawned: argv itself, or bwrap's flags around it. */
+static char **spawn_argv(struct tb_local_conn *c, const char *path,
+                         const char *const *argv, const char *cwd)
+{
+	size_t n = 0, k = 0;
+	char **out;
+	char *tmp = NULL;
+
+	while (argv[n])
+		n++;
+	out = calloc(n + 24, sizeof(char *));
+	if (!out)
+		return NULL;
+	if (c->inst->bwrap) {
+		if (asprintf(&tmp, "%s/tmp", c->dir) < 0) {
+			free(out);
+			return NULL;
+		}
+		const char *pre[] = {c->inst->bwrap_path,
+		                     "--ro-bind",
+		                     "/",
+		                     "/",
+		                     "--dev",
+		                     "/dev",
+		                     "--bind",
+		                     tmp,
+		                     "/tmp",
+		                     "--bind",
+		                     c->dir,
+		                     c->dir,
+		                     "--unshare-ipc",
+		                     "--die-with-parent",
+		                     "--chdir",
+		                     cwd,
+		                     "--"};
+		for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
+			out[k++] = (char *)pre[i];
+	}
+	/* out[k] is the only string we own besides tmp: keep tmp findable
+	 * at the end, past the NULL terminator. */
+	out[k++] = (char *)path;
+	for (size_t i = 1; i < n; i++)
+		out[k++] = (char *)argv[i];
+	out[k] = NULL;
+	out[k + 1] = tmp;
+	return out;
+}
+
+static void free_spawn_argv(char **a)
+{
+	size_t k = 0;
+
+	if (!a)
+		return;
+	while (a[k])
+		k++;
+	free(a[k + 1]);
+	free(a);
+}
+
+static int wait_child(pid_t pid, int *status, int flags)
+{
+	pid_t r;
+
+	do
+		r = waitpid(pid, status, flags);
+	while (r < 0 && errno == EINTR);
+	if (r < 0 && errno == ECHILD) { /* the host reaps children itself */
+		*status = -1;
+		return 1;
+	}
+	return r == pid;
+}
+
+static int spawn(struct tb_local_conn *c, char **argv, char **env,
+                 const char *cwd, int out_w, int err_w, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	int rc;
+
+	sigemptyset(&none);
+	sigfillset(&all);
+	sigdelset(&all, SIGKILL);
+	sigdelset(&all, SIGSTOP);
+	if ((rc = posix_spawn_file_actions_init(&fa)))
+		return rc;
+	if ((rc = posix_spawnattr_init(&attr))) {
+		posix_spawn_file_actions_destroy(&fa);
+		return rc;
+	}
+	if ((rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null",
+	                                           O_RDONLY, 0)) ||
+	    (rc = posix_spawn_file_actions_adddup2(&fa, out_w, 1)) ||
+	    (rc = posix_spawn_file_actions_adddup2(&fa, err_w, 2)) ||
+	    (rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3)) ||
+	    (!c->inst->bwrap &&
+	     (rc = posix_spawn_file_actions_addchdir_np(&fa, cwd))) ||
+	    (rc = posix_spawnattr_setpgroup(&attr, 0)) ||
+	    (rc = posix_spawnattr_setsigmask(&attr, &none)) ||
+	    (rc = posix_spawnattr_setsigdefault(&attr, &all)) ||
+	    (rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+	                                              POSIX_SPAWN_SETSIGMASK |
+	                                              POSIX_SPAWN_SETSIGDEF)))
+		goto out;
+	rc = posix_spawn(pid, argv[0], &fa, &attr, argv, env);
+out:
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc;
+}
+
+/* Drains both streams until the child is done (see the top of the file).
+ * Returns TASKBOX_OK, TASKBOX_E_CANCELLED or TASKBOX_E_NOMEM. */
+static int drain(struct tb_local_conn *c, const struct taskbox_exec_req *req,
+                 pid_t pid, struct stream s[2], int *status, int *timed_out)
+{
+	const struct taskbox_host *h = c->inst->host;
+	int (*cancelled)(void *) = HAS(req, cancelled) ? req->cancelled : NULL;
+	void *carg = HAS(req, cancelled_arg) ? req->cancelled_arg : NULL;
+	int64_t t = now_ms(), deadline = t + req->timeout_ms;
+	int64_t kill_at = 0, drain_until = 0, idle = 1;
+	int exited = 0, rc = TASKBOX_OK;
+	unsigned char *buf = malloc(READ_CHUNK);
+
+	if (!buf)
+		return TASKBOX_E_NOMEM;
+	for (;;) {
+		struct pollfd p[2];
+		nfds_t np = 0;
+		int64_t wait = POLL_SLICE_MS;
+
+		if (!exited && wait_child(pid, status, WNOHANG)) {
+			exited = 1;
+			drain_until = t + DRAIN_AFTER_EXIT_MS;
+			if (*timed_out)
+				kill(-pid, SIGKILL);
+		}
+		if (s[0].fd < 0 && s[1].fd < 0) {
+			if (exited)
+				break;
+			/* Pipes closed, child not yet reaped: nap, briefly
+			 * at first (it is usually exiting right now). */
+			wait = idle;
+			idle =
+			    idle * 2 > POLL_SLICE_MS ? POLL_SLICE_MS : idle * 2;
+		}
+		if (exited && t >= drain_until)
+			break;
+		if (!exited && !*timed_out && deadline - t < wait)
+			wait = deadline - t;
+		if (!exited && kill_at && kill_at - t < wait)
+			wait = kill_at - t;
+		if (exited && drain_until - t < wait)
+			wait = drain_until - t;
+		for (int i = 0; i < 2; i++)
+			if (s[i].fd >= 0)
+				p[np++] = (struct pollfd){.fd = s[i].fd,
+				                          .events = POLLIN};
+		if (poll(p, np, (int)(wait < 0 ? 0 : wait)) > 0) {
+			for (nfds_t i = 0; i < np; i++) {
+				struct stream *st =
+				    s[0].fd == p[i].fd ? &s[0] : &s[1];
+				if (p[i].revents &&
+				    stream_read(h, st, req->output_limit,
+				                buf)) {
+					rc = TASKBOX_E_NOMEM;
+					goto kill_all;
+				}
+			}
+		}
+		t = now_ms();
+		if (cancelled && cancelled(carg)) {
+			rc = TASKBOX_E_CANCELLED;
+			goto kill_all;
+		}
+		if (!exited && !*timed_out && t >= deadline) {
+			*timed_out = 1;
+			kill(-pid, SIGTERM);
+			kill_at = t + KILL_GRACE_MS;
+		}
+		if (!exited && kill_at && t >= kill_at) {
+			kill(-pid, SIGKILL);
+			kill_at = 0;
+		}
+	}
+	free(buf);
+	return rc;
+kill_all:
+	kill(-pid, SIGKILL);
+	if (!exited)
+		wait_child(pid, status, 0);
+	free(buf);
+	return rc;
+}
+
+static int exit_code(int status)
+{
+	if (status < 0)
+		return -1;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return -1;
+}
+
+/* Checks argv and env; returns TASKBOX_OK or TASKBOX_E_INVALID. */
+static int check_req(const struct taskbox_exec_req *req, char *errbuf,
+                     size_t errlen)
+{
+	if (!HAS(req, output_limit)) {
+		tb_local_err(errbuf, errlen, "exec request struct too small");
+		return TASKBOX_E_INVALID;
+	}
+	if (!req->argv || !req->argv[0] || !req->argv[0][0]) {
+		tb_local_err(errbuf, errlen, "argv must name a command");
+		return TASKBOX_E_INVALID;
+	}
+	if (req->timeout_ms == 0) {
+		tb_local_err(errbuf, errlen, "timeout_ms must be > 0");
+		return TASKBOX_E_INVALID;
+	}
+	for (size_t i = 0; req->env && req->env[i]; i++) {
+		const char *eq = strchr(req->env[i], '=');
+		if (!eq || eq == req->env[i]) {
+			tb_local_err(errbuf, errlen,
+			             "env[%zu] must be NAME=value", i);
+			return TASKBOX_E_INVALID;
+		}
+	}
+	return TASKBOX_OK;
+}
+
+int tb_local_exec(void *conn, const struct taskbox_exec_req *req,
+                  struct taskbox_exec_result *res, char *errbuf, size_t errlen)
+{
+	struct tb_local_conn *c = conn;
+	const struct taskbox_host *h = c->inst->host;
+	struct stream s[2] = {{-1, NULL, 0, 0, 0}, {-1, NULL, 0, 0, 0}};
+	int outp[2] = {-1, -1}, errp[2] = {-1, -1};
+	char **env = NULL, **argv = NULL, *path = NULL, *cwd = NULL;
+	int rc, err, status = -1, timed_out = 0;
+	struct stat st;
+	pid_t pid;
+
+	if ((rc = check_req(req, errbuf, errlen)) ||
+	    (rc = tb_local_conn_alive(c, errbuf, errlen)))
+		return rc;
+	if (!(env = build_env(c, req->env)))
+		goto nomem;
+	if (!req->cwd || !req->cwd[0])
+		cwd = strdup(c->home);
+	else if (req->cwd[0] == '/')
+		cwd = strdup(req->cwd);
+	else if (asprintf(&cwd, "%s/%s", c->home, req->cwd) < 0)
+		cwd = NULL;
+	if (!cwd)
+		goto nomem;
+	if (!c->inst->bwrap && (stat(cwd, &st) != 0 || !S_ISDIR(st.st_mode))) {
+		rc = tb_local_conn_gone(c) ? TASKBOX_E_GONE
+		                           : TASKBOX_E_NOT_FOUND;
+		tb_local_err(errbuf, errlen,
+		             "cwd '%.200s' is not a directory "
+		             "in the sandbox",
+		             req->cwd ? req->cwd : "");
+		goto out;
+	}
+	path = tb_local_which(req->argv[0], env_get(env, "PATH"));
+	if (!path) {
+		tb_local_err(errbuf, errlen,
+		             "command '%.200s' not found in PATH",
+		             req->argv[0]);
+		rc = TASKBOX_E_NOT_FOUND;
+		goto out;
+	}
+	if (!(argv = spawn_argv(c, path, req->argv, cwd)))
+		goto nomem;
+	if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+		err = errno;
+		for (int i = 0; i < 2; i++) {
+			if (outp[i] >= 0)
+				close(outp[i]);
+			if (errp[i] >= 0)
+				close(errp[i]);
+		}
+		goto io;
+	}
+	err = spawn(c, argv, env, cwd, outp[1], errp[1], &pid);
+	close(outp[1]);
+	close(errp[1]);
+	s[0].fd = outp[0];
+	s[1].fd = errp[0];
+	if (err)
+		goto io;
+	rc = drain(c, req, pid, s, &status, &timed_out);
+	if (rc == TASKBOX_E_CANCELLED)
+		tb_local_err(errbuf, errlen,
+		             "cancelled; the command was killed");
+	else if (rc)
+		tb_local_err(errbuf, errlen, "out of memory reading output");
+	if (rc)
+		goto out;
+	if (HAS(res, err)) {
+		res->exit_code = exit_code(status);
+		res->timed_out = timed_out;
+		res->out_truncated = s[0].truncated;
+		res->err_truncated = s[1].truncated;
+		res->out =
+		    (struct taskbox_buf){s[0].len ? s[0].data : NULL, s[0].len};
+		res->err =
+		    (struct taskbox_buf){s[1].len ? s[1].data : NULL, s[1].len};
+		if (!s[0].len)
+			h->free(s[0].data);
+		if (!s[1].len)
+			h->free(s[1].data);
+		s[0].data = s[1].data = NULL;
+	}
+	goto out;
+nomem:
+	tb_local_err(errbuf, errlen, "out of memory");
+	rc = TASKBOX_E_NOMEM;
+	goto out;
+io:
+	tb_local_err(errbuf, errlen, "cannot run '%.200s': %s", req->argv[0],
+	             strerror(err));
+	rc =
+	    tb_local_conn_gone(c) ? TASKBOX_E_GONE : tb_local_errno_status(err);
+out:
+	for (int i = 0; i < 2; i++) {
+		if (s[i].fd >= 0)
+			close(s[i].fd);
+		h->free(s[i].data);
+	}
+	free_spawn_argv(argv);
+	free(path);
+	free(cwd);
+	free(env);
+	return rc;
+}

@@ -1,0 +1,328 @@
+/* read_file and write_file on the local provider. read_file is the hot path
+ * of get_task: one openat, one fstat, one pread, no spawning and no JSON.
+ *
+ * Relative paths resolve against the sandbox's home. Absolute paths and
+ * ".." are taken as they are: without bubblewrap the sandbox is no
+ * confinement boundary (see local.c), and under bubblewrap the file system
+ * the commands see is the host's (read-only) except /tmp, which is mapped
+ * to the sandbox's tmp/ here as well.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "local_int.h"
+
+/* A zero-size regular file (procfs, sysfs) is read to EOF up to this. */
+#define UNSIZED_MAX (64u << 20)
+
+/* Where path lives: *dirfd and *rel for openat. *owned is set when rel was
+ * allocated. Returns 0 or ENOMEM. */
+static int resolve(struct tb_local_conn *c, const char *path, int *dirfd,
+                   const char **rel, char **owned)
+{
+	*owned = NULL;
+	if (path[0] != '/') {
+		*dirfd = c->home_fd;
+		*rel = path;
+		return 0;
+	}
+	if (c->inst->bwrap && !strncmp(path, "/tmp", 4) &&
+	    (path[4] == '/' || path[4] == '\0')) {
+		if (asprintf(owned, "tmp%s", path + 4) < 0) {
+			*owned = NULL;
+			return ENOMEM;
+		}
+		*dirfd = c->dir_fd;
+		*rel = *owned;
+		return 0;
+	}
+	*dirfd = AT_FDCWD;
+	*rel = path;
+	return 0;
+}
+
+/* The status for a failed open of a path in c's sandbox. */
+static int open_failed(struct tb_local_conn *c, const char *path, int err,
+                       char *errbuf, size_t errlen)
+{
+	if (tb_local_conn_gone(c)) {
+		tb_local_err(errbuf, errlen, "sandbox %s was destroyed", c->id);
+		return TASKBOX_E_GONE;
+	}
+	tb_local_err(errbuf, errlen, "%s: %s", path, strerror(err));
+	return tb_local_errno_status(err);
+}
+
+/* Reads an unsized file from its start to EOF, keeping the bytes from
+ * offset, at most length of them. Sets *size to the bytes seen. */
+static int read_unsized(const struct taskbox_host *h, int fd, uint64_t offset,
+                        size_t length, struct taskbox_buf *data, uint64_t *size)
+{
+	unsigned char chunk[8192];
+	uint64_t pos = 0;
+	size_t cap = 0;
+	ssize_t n;
+
+	while (pos < UNSIZED_MAX) {
+		n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno;
+		if (n == 0)
+			break;
+		uint64_t from = pos < offset ? offset - pos : 0;
+		pos += (uint64_t)n;
+		if (from >= (uint64_t)n || data->len >= length)
+			continue;
+		size_t take = (size_t)n - (size_t)from;
+		if (take > length - data->len)
+			take = length - data->len;
+		if (data->len + take > cap) {
+			size_t ncap = cap ? cap * 2 : 4096;
+			unsigned char *nd;
+			while (ncap < data->len + take)
+				ncap *= 2;
+			if (ncap > length)
+				ncap = length;
+			nd = h->realloc(data->data, ncap);
+			if (!nd)
+				return ENOMEM;
+			data->data = nd;
+			cap = ncap;
+		}
+		memcpy(data->data + data->len, chunk + from, take);
+		data->len += take;
+	}
+	*size = pos;
+	return 0;
+}
+
+/* Reads at most length bytes from offset of a regular file of size size. */
+static int read_sized(const struct taskbox_host *h, int fd, uint64_t offset,
+                      size_t length, uint64_t size, struct taskbox_buf *data)
+{
+	size_t want;
+	ssize_t n;
+
+	if (offset >= size || length == 0)
+		return 0;
+	want = size - offset < length ? (size_t)(size - offset) : length;
+	data->data = h->alloc(want);
+	if (!data->data)
+		return ENOMEM;
+	while (data->len < want) {
+		n = pread(fd, data->data + data->len, want - data->len,
+		          (off_t)(offset + data->len));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno;
+		if (n == 0)
+			break;
+		data->len += (size_t)n;
+	}
+	return 0;
+}
+
+int tb_local_read_file(void *conn, const char *path, uint64_t offset,
+                       size_t length, struct taskbox_buf *data,
+                       uint64_t *file_size, char *errbuf, size_t errlen)
+{
+	struct tb_local_conn *c = conn;
+	const struct taskbox_host *h = c->inst->host;
+	const char *rel;
+	char *owned;
+	struct stat st;
+	int rc, err, dirfd, fd;
+
+	data->data = NULL;
+	data->len = 0;
+	if (!path || !path[0]) {
+		tb_local_err(errbuf, errlen, "path must not be empty");
+		return TASKBOX_E_INVALID;
+	}
+	if ((rc = tb_local_conn_alive(c, errbuf, errlen)))
+		return rc;
+	if ((err = resolve(c, path, &dirfd, &rel, &owned)))
+		goto fail;
+	fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	free(owned);
+	if (fd < 0)
+		return open_failed(c, path, errno, errbuf, errlen);
+	if (fstat(fd, &st) != 0) {
+		err = errno;
+		goto fail_fd;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		tb_local_err(errbuf, errlen, "%s: not a regular file", path);
+		return TASKBOX_E_INVALID;
+	}
+	if (st.st_size == 0) {
+		err = read_unsized(h, fd, offset, length, data, file_size);
+	} else {
+		*file_size = (uint64_t)st.st_size;
+		err = read_sized(h, fd, offset, length, *file_size, data);
+	}
+	if (err)
+		goto fail_fd;
+	close(fd);
+	if (data->len == 0 && data->data) {
+		h->free(data->data);
+		data->data = NULL;
+	}
+	return TASKBOX_OK;
+fail_fd:
+	close(fd);
+	h->free(data->data);
+	data->data = NULL;
+	data->len = 0;
+fail:
+	tb_local_err(errbuf, errlen, "%s: %s", path, strerror(err));
+	return tb_local_errno_status(err);
+}
+
+/* Opens (creating as needed) every directory of the first dlen bytes of
+ * rel below dirfd. Returns an O_PATH descriptor or -errno. */
+static int open_parents(int dirfd, const char *rel, size_t dlen)
+{
+	int cur =
+	    dirfd == AT_FDCWD ? open(".", O_PATH | O_CLOEXEC) : dup(dirfd);
+	size_t i = 0;
+
+	if (cur < 0)
+		return -errno;
+	if (rel[0] == '/') {
+		close(cur);
+		if ((cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return -errno;
+	}
+	while (i < dlen) {
+		char comp[256];
+		size_t n = 0;
+		int next;
+
+		while (i < dlen && rel[i] == '/')
+			i++;
+		while (i < dlen && rel[i] != '/' && n < sizeof(comp) - 1)
+			comp[n++] = rel[i++];
+		if (n == 0)
+			break;
+		if (i < dlen && rel[i] != '/') {
+			close(cur);
+			return -ENAMETOOLONG;
+		}
+		comp[n] = '\0';
+		if (mkdirat(cur, comp, 0755) != 0 && errno != EEXIST) {
+			int e = errno;
+			close(cur);
+			return -e;
+		}
+		next = openat(cur, comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		close(cur);
+		if (next < 0)
+			return -errno;
+		cur = next;
+	}
+	return cur;
+}
+
+static int write_all(int fd, const unsigned char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int tb_local_write_file(void *conn, const char *path, const unsigned char *data,
+                        size_t len, uint32_t mode, char *errbuf, size_t errlen)
+{
+	struct tb_local_conn *c = conn;
+	const char *rel, *base;
+	char *owned = NULL, tmp[300];
+	unsigned char rnd[8];
+	int rc, err, dirfd, pfd = -1, fd;
+
+	if (!path || !path[0] || path[strlen(path) - 1] == '/') {
+		tb_local_err(errbuf, errlen, "path must name a file");
+		return TASKBOX_E_INVALID;
+	}
+	if (mode > 07777) {
+		tb_local_err(errbuf, errlen, "mode %o has bits beyond 07777",
+		             mode);
+		return TASKBOX_E_INVALID;
+	}
+	if ((rc = tb_local_conn_alive(c, errbuf, errlen)))
+		return rc;
+	if ((err = resolve(c, path, &dirfd, &rel, &owned)))
+		goto fail;
+	base = strrchr(rel, '/');
+	base = base ? base + 1 : rel;
+	if (!strcmp(base, ".") || !strcmp(base, "..") || strlen(base) > 255) {
+		free(owned);
+		tb_local_err(errbuf, errlen,
+		             "path '%.200s' must end in a file "
+		             "name of 1 to 255 bytes",
+		             path);
+		return TASKBOX_E_INVALID;
+	}
+	if ((pfd = open_parents(dirfd, rel, (size_t)(base - rel))) < 0) {
+		err = -pfd;
+		goto fail;
+	}
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		err = errno;
+		goto fail;
+	}
+	snprintf(tmp, sizeof(tmp), ".%.200s.tmp-%02x%02x%02x%02x%02x%02x", base,
+	         rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+	fd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = errno;
+		goto fail;
+	}
+	err = write_all(fd, data, len);
+	if (!err && fchmod(fd, (mode_t)mode) != 0)
+		err = errno;
+	if (close(fd) != 0 && !err)
+		err = errno;
+	if (err) {
+		unlinkat(pfd, tmp, 0);
+		goto fail;
+	}
+	if (renameat(pfd, tmp, pfd, base) != 0) {
+		err = errno;
+		unlinkat(pfd, tmp, 0);
+		goto fail;
+	}
+	close(pfd);
+	free(owned);
+	return TASKBOX_OK;
+fail:
+	if (pfd >= 0)
+		close(pfd);
+	free(owned);
+	if (err == ENOENT && tb_local_conn_gone(c)) {
+		tb_local_err(errbuf, errlen, "sandbox %s was destroyed", c->id);
+		return TASKBOX_E_GONE;
+	}
+	tb_local_err(errbuf, errlen, "cannot write %.200s: %s", path,
+	             strerror(err));
+	return tb_local_errno_status(err);
+}

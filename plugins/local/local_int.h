@@ -1,0 +1,150 @@
+/* The local provider's internal interface, shared by its source files.
+ *
+ * Layout of a sandbox on disk (the root is a setting):
+ *   <root>/<id>/            mode 0700, the sandbox
+ *   <root>/<id>/meta.json   one line: format, created, deadline, template;
+ *                           replaced atomically (temp file + rename)
+ *   <root>/<id>/home/       the sandbox's home: exec's default cwd, and the
+ *                           base of relative read_file/write_file paths
+ *   <root>/<id>/tmp/        /tmp of commands run under bubblewrap
+ *   <root>/<id>/reaper.pid  "<pgid> <pid>" of the sandbox's reaper
+ *   <root>/.gone-<id>-<n>   a sandbox being destroyed (renamed first, so it
+ *                           disappears from connect at once)
+ *
+ * Every process started in a sandbox carries TASKBOX_SANDBOX_ID=<id> in its
+ * environment; that marker is how destroy and the reaper find them.
+ */
+#ifndef TB_LOCAL_INT_H
+#define TB_LOCAL_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "taskbox/provider.h"
+
+#define TB_LOCAL_NAME "local"
+#define TB_LOCAL_ID_LEN 32
+#define TB_LOCAL_MARKER "TASKBOX_SANDBOX_ID"
+
+#define TB_HIDDEN __attribute__((visibility("hidden")))
+
+/* A provider instance: read-only after init, so shared freely by threads. */
+struct tb_local {
+	const struct taskbox_host *host;
+	char *root;       /* absolute, no trailing slash */
+	int root_fd;      /* O_PATH directory descriptor of root */
+	char **env;       /* settings env as "NAME=value", NULL-terminated */
+	int bwrap;        /* nonzero: commands run under bubblewrap */
+	char *bwrap_path; /* absolute path of bwrap when bwrap is set */
+	uint32_t default_lifetime;
+	uint32_t max_lifetime;
+};
+
+/* A connection to one sandbox; used by one thread at a time. */
+struct tb_local_conn {
+	struct tb_local *inst;
+	char id[TB_LOCAL_ID_LEN + 1];
+	char *dir;  /* <root>/<id> */
+	char *home; /* <root>/<id>/home */
+	int dir_fd; /* O_PATH descriptors */
+	int home_fd;
+	int64_t deadline; /* last deadline seen in meta.json */
+	char marker[sizeof(TB_LOCAL_MARKER) + TB_LOCAL_ID_LEN + 1];
+};
+
+/* What meta.json records. */
+struct tb_local_meta {
+	int64_t created;
+	int64_t deadline;
+	char template_name[32];
+};
+
+/* Writes a formatted one-line message into errbuf (any errlen >= 1). */
+TB_HIDDEN void tb_local_err(char *errbuf, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Maps an errno value to a taskbox status. */
+TB_HIDDEN int tb_local_errno_status(int err);
+
+/* Nonzero when s is a well-formed sandbox id (32 lowercase hex). */
+TB_HIDDEN int tb_local_id_valid(const char *s);
+
+/* Clamps a requested lifetime (0 = default) to the instance's maximum. */
+TB_HIDDEN uint32_t tb_local_lifetime(const struct tb_local *L, uint32_t req);
+
+/* Reads and validates <dirfd>/meta.json. Returns 0 or an errno value. */
+TB_HIDDEN int tb_local_meta_read(int dirfd, struct tb_local_meta *m);
+
+/* Replaces <dirfd>/meta.json atomically. Returns 0 or an errno value. */
+TB_HIDDEN int tb_local_meta_write(int dirfd, const struct tb_local_meta *m);
+
+/* Checks before an op that the connection's sandbox still lives; when its
+ * deadline has passed (after re-reading meta.json for renewals) it removes
+ * the sandbox and returns TASKBOX_E_GONE. */
+TB_HIDDEN int tb_local_conn_alive(struct tb_local_conn *c, char *errbuf,
+                                  size_t errlen);
+
+/* Nonzero when the connection's sandbox no longer exists (cheap: one
+ * fstatat, for error paths). */
+TB_HIDDEN int tb_local_conn_gone(struct tb_local_conn *c);
+
+/* Stops every process of the sandbox and removes <root>/<name> (a sandbox
+ * directory or a renamed one). Returns 0 or an errno value. */
+TB_HIDDEN int tb_local_remove(struct tb_local *L, const char *id,
+                              const char *name);
+
+/* Sends TERM, then KILL after a short wait, to every process of our uid
+ * whose environment holds TASKBOX_SANDBOX_ID=<id>, until none is left or
+ * about 5 s pass. Returns 0, or EBUSY when some survived. */
+TB_HIDDEN int tb_local_kill_marked(const char *id);
+
+/* Removes name (relative to dirfd) and everything below it without
+ * following symbolic links. Returns 0 or an errno value (ENOENT is 0). */
+TB_HIDDEN int tb_local_rmtree(int dirfd, const char *name);
+
+/* Spawns path with argv and envp, stdin/stdout/stderr on /dev/null, in a
+ * new session when setsid is nonzero, and waits for it. Returns its wait
+ * status (>= 0) or -errno. */
+TB_HIDDEN int tb_local_run_quiet(const char *path, char *const argv[],
+                                 char *const envp[], int setsid);
+
+/* Finds an executable named name in the ':'-separated search path (name
+ * with a '/' is returned as is). Returns a malloc'ed path or NULL. */
+TB_HIDDEN char *tb_local_which(const char *name, const char *path);
+
+/* Starts the detached reaper of sandbox id (see reaper.c). Returns 0 or an
+ * errno value. */
+TB_HIDDEN int tb_local_reaper_start(struct tb_local *L, const char *id);
+
+/* Stops the reaper of sandbox id whose directory is dirfd, if it runs. */
+TB_HIDDEN void tb_local_reaper_stop(int dirfd, const char *id);
+
+/* At init: removes expired and half-made sandboxes under the root and
+ * restarts the reapers of live sandboxes that lost theirs. */
+TB_HIDDEN void tb_local_sweep(struct tb_local *L);
+
+/* The provider ops, one file per concern. */
+TB_HIDDEN int tb_local_create(void *instance,
+                              const struct taskbox_create_req *req, char *id,
+                              char *errbuf, size_t errlen);
+TB_HIDDEN int tb_local_connect(void *instance, const char *sandbox_id,
+                               void **conn, char *errbuf, size_t errlen);
+TB_HIDDEN void tb_local_close(void *conn);
+TB_HIDDEN int tb_local_destroy(void *instance, const char *sandbox_id,
+                               char *errbuf, size_t errlen);
+TB_HIDDEN int tb_local_renew(void *conn, uint32_t lifetime_s, char *errbuf,
+                             size_t errlen);
+TB_HIDDEN int tb_local_exec(void *conn, const struct taskbox_exec_req *req,
+                            struct taskbox_exec_result *res, char *errbuf,
+                            size_t errlen);
+TB_HIDDEN int tb_local_read_file(void *conn, const char *path, uint64_t offset,
+                                 size_t length, struct taskbox_buf *data,
+                                 uint64_t *file_size, char *errbuf,
+                                 size_t errlen);
+TB_HIDDEN int tb_local_write_file(void *conn, const char *path,
+                                  const unsigned char *data, size_t len,
+                                  uint32_t mode, char *errbuf, size_t errlen);
+
+#endif /* TB_LOCAL_INT_H */
