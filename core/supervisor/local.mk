@@ -4,7 +4,8 @@ noinst_HEADERS += core/supervisor/supervisor_source.h
 nodist_libtaskbox_core_la_SOURCES = core/supervisor/supervisor_source.c
 BUILT_SOURCES += core/supervisor/supervisor_source.c
 CLEANFILES += core/supervisor/supervisor_source.c
-EXTRA_DIST += core/supervisor/taskbox_supervisor.py core/supervisor/embed.sh
+EXTRA_DIST += core/supervisor/taskbox_supervisor.py core/supervisor/embed.sh \
+	docs/supervisor.md
 
 core/supervisor/supervisor_source.c: $(srcdir)/core/supervisor/taskbox_supervisor.py \
 		$(srcdir)/core/supervisor/embed.sh
@@ -12,3 +13,8 @@ core/supervisor/supervisor_source.c: $(srcdir)/core/supervisor/taskbox_superviso
 	$(SHELL) $(srcdir)/core/supervisor/embed.sh \
 		$(srcdir)/core/supervisor/taskbox_supervisor.py > $@.tmp && \
 	mv -f $@.tmp $@
+
+# The conformance suite drives the supervisor through its command line only;
+# $TB_SUPERVISOR selects another implementation of docs/supervisor.md.
+TESTS += tests/supervisor/conformance.sh
+EXTRA_DIST += tests/supervisor/conformance.sh tests/supervisor/conformance.py

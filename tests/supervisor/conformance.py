@@ -1,0 +1,601 @@
+#!/usr/bin/env python3
+"""Conformance suite for a taskbox supervisor (docs/supervisor.md).
+
+It drives the supervisor through its command line only, so any
+implementation of the document can be tested: $TB_SUPERVISOR is the command
+prefix (split like a shell would), by default
+  python3 -I <srcdir>/core/supervisor/taskbox_supervisor.py
+Each test works in its own temporary home directory.
+"""
+import ctypes
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRCDIR = os.environ.get("TASKBOX_SRCDIR") or os.path.join(HERE, "..", "..")
+SOURCE = os.path.join(SRCDIR, "core", "supervisor", "taskbox_supervisor.py")
+PREFIX = shlex.split(os.environ.get("TB_SUPERVISOR", "")) or [
+    "python3", "-I", SOURCE]
+ROOT = ".taskbox/tasks"
+MIB = 1048576
+STATUS_KEYS = ["format", "task_id", "state", "command", "cwd", "timeout",
+               "started_at", "finished_at", "exit_code", "supervisor_pid",
+               "supervisor_start", "pgid", "pgid_start", "stdout_bytes",
+               "stderr_bytes", "stdout_truncated", "stderr_truncated",
+               "cancel_requested", "error"]
+TERMINAL = ("succeeded", "failed", "cancelled", "timed_out")
+# Generous bounds for waiting on real processes (never speed assertions).
+PATIENCE = 60.0
+
+
+def become_subreaper():
+    """Orphaned supervisors become our children, so we can reap them even
+    where PID 1 does not (PR_SET_CHILD_SUBREAPER)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def reap_orphans():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def proc_stat(pid):
+    """(state, pgrp, session, starttime) from /proc/PID/stat, or None."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            line = f.read()
+    except OSError:
+        return None
+    fields = line[line.rindex(b")") + 2:].split()
+    return (fields[0].decode(), int(fields[2]), int(fields[3]),
+            int(fields[19]))
+
+
+def alive(pid, start):
+    """The host's liveness rule: /proc/PID/stat exists, its field 22 equals
+    the recorded start, and the process is not a zombie."""
+    stat = proc_stat(pid)
+    return stat is not None and stat[3] == start and stat[0] not in "ZXx"
+
+
+def running_pid(pid):
+    stat = proc_stat(pid)
+    return stat is not None and stat[0] not in "ZXx"
+
+
+def group_members(pgid):
+    members = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            stat = proc_stat(int(name))
+            if stat and stat[1] == pgid and stat[0] not in "ZXx":
+                members.append(int(name))
+    return members
+
+
+def new_id():
+    return os.urandom(16).hex()
+
+
+class SupervisorCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="tb-sup-")
+        self.home = os.path.realpath(self.tmp.name)
+        self.env = dict(os.environ)
+        self.pids_to_kill = []
+
+    def tearDown(self):
+        for pid in self.pids_to_kill:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for name in self.task_dirs():
+            record = self.status(name)
+            if record and record["state"] == "running":
+                self.call("cancel", "--root", ROOT, "--id", name)
+        reap_orphans()
+        self.tmp.cleanup()
+
+    # ---- driving the supervisor ----
+
+    def call(self, *args, env=None, prefix=None):
+        """Runs one verb; returns (exit status, the one JSON object)."""
+        proc = subprocess.run((prefix or PREFIX) + list(args), cwd=self.home,
+                              env=env or self.env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=PATIENCE)
+        lines = proc.stdout.decode("utf-8").splitlines()
+        self.assertEqual(len(lines), 1, "one JSON line expected, got %r"
+                         % proc.stdout)
+        obj = json.loads(lines[0])
+        self.assertIsInstance(obj, dict)
+        return proc.returncode, obj
+
+    def start(self, command, timeout=60, tid=None, cwd=None, env=None):
+        tid = tid or new_id()
+        args = ["start", "--root", ROOT, "--id", tid, "--timeout",
+                str(timeout)]
+        if cwd is not None:
+            args += ["--cwd", cwd]
+        code, record = self.call(*(args + ["--command", command]), env=env)
+        self.assertEqual(code, 0, record)
+        self.assertEqual(record["task_id"], tid)
+        return record
+
+    def refused(self, code_name, *args):
+        code, obj = self.call(*args)
+        self.assertNotEqual(code, 0, obj)
+        self.assertEqual(obj.get("code"), code_name, obj)
+        self.assertIsInstance(obj.get("error"), str)
+        self.assertTrue(obj["error"])
+        return obj
+
+    # ---- reading its files ----
+
+    def path(self, tid, name=""):
+        return os.path.join(self.home, ROOT, tid, name)
+
+    def task_dirs(self):
+        try:
+            return [n for n in os.listdir(os.path.join(self.home, ROOT))
+                    if len(n) == 32]
+        except FileNotFoundError:
+            return []
+
+    def status(self, tid):
+        try:
+            with open(self.path(tid, "status.json"), "rb") as f:
+                return json.loads(f.read().decode("utf-8"))
+        except FileNotFoundError:
+            return None
+
+    def log(self, tid, stream):
+        with open(self.path(tid, stream), "rb") as f:
+            return f.read()
+
+    def wait_terminal(self, tid):
+        end = time.monotonic() + PATIENCE
+        while time.monotonic() < end:
+            record = self.status(tid)
+            if record["state"] in TERMINAL:
+                return record
+            time.sleep(0.02)
+        self.fail("task %s did not finish" % tid)
+
+    def run_task(self, command, **kwargs):
+        record = self.start(command, **kwargs)
+        return self.wait_terminal(record["task_id"])
+
+
+class TestStart(SupervisorCase):
+    def test_start_returns_running_with_verified_pids(self):
+        record = self.start("sleep 30")
+        tid = record["task_id"]
+        self.assertEqual(record["state"], "running")
+        self.assertEqual(record["format"], 1)
+        self.assertIsNone(record["finished_at"])
+        self.assertIsNone(record["exit_code"])
+        self.assertTrue(alive(record["supervisor_pid"],
+                              record["supervisor_start"]))
+        self.assertTrue(alive(record["pgid"], record["pgid_start"]))
+        leader = proc_stat(record["pgid"])
+        sup = proc_stat(record["supervisor_pid"])
+        self.assertEqual(leader[1], record["pgid"], "leads its own group")
+        self.assertNotEqual(sup[1], record["pgid"])
+        self.assertNotEqual(sup[2], os.getsid(0), "supervisor in new session")
+        for fd in ("0", "1", "2"):
+            self.assertEqual(os.readlink("/proc/%d/fd/%s" % (
+                record["supervisor_pid"], fd)), "/dev/null")
+        self.assertEqual(os.readlink("/proc/%d/fd/0" % record["pgid"]),
+                         "/dev/null")
+        for rel in (".taskbox", ROOT, os.path.join(ROOT, tid)):
+            mode = os.stat(os.path.join(self.home, rel)).st_mode & 0o777
+            self.assertEqual(mode, 0o700, rel)
+        for name in ("status.json", "stdout", "stderr"):
+            mode = os.stat(self.path(tid, name)).st_mode & 0o777
+            self.assertEqual(mode & 0o077, 0, name)
+        self.assertEqual(self.status(tid)["state"], "running")
+
+    def test_embedded_form_python_dash_c(self):
+        if os.environ.get("TB_SUPERVISOR"):
+            self.skipTest("tests the portable source only")
+        with open(SOURCE, "rb") as f:
+            source = f.read()
+        self.assertNotIn(b"\0", source)
+        self.assertLess(len(source), 100 * 1024)
+        prefix = ["python3", "-I", "-c", source.decode("utf-8")]
+        tid = new_id()
+        code, record = self.call("start", "--root", ROOT, "--id", tid,
+                                 "--timeout", "60", "--command",
+                                 "printf embedded", prefix=prefix)
+        self.assertEqual(code, 0, record)
+        final = self.wait_terminal(tid)
+        self.assertEqual(final["state"], "succeeded")
+        self.assertEqual(self.log(tid, "stdout"), b"embedded")
+
+    def test_exit_codes_and_states(self):
+        cases = [("exit 0", "succeeded", 0), ("exit 3", "failed", 3),
+                 ("kill -KILL $$", "failed", 128 + 9),
+                 ("kill -TERM $$", "failed", 128 + 15),
+                 ("echo out; echo err >&2", "succeeded", 0)]
+        for command, state, exit_code in cases:
+            record = self.run_task(command)
+            self.assertEqual(record["state"], state, command)
+            self.assertEqual(record["exit_code"], exit_code, command)
+            self.assertIsNone(record["error"])
+            self.assertGreaterEqual(record["finished_at"],
+                                    record["started_at"])
+        self.assertEqual(self.log(record["task_id"], "stdout"), b"out\n")
+        self.assertEqual(self.log(record["task_id"], "stderr"), b"err\n")
+        self.assertEqual(record["stdout_bytes"], 4)
+        self.assertEqual(record["stderr_bytes"], 4)
+
+    def test_status_shape(self):
+        record = self.run_task("printf 'a\\nb'")
+        self.assertEqual(list(record.keys()), STATUS_KEYS)
+        ints = ("format", "timeout", "started_at", "finished_at",
+                "exit_code", "supervisor_pid", "supervisor_start", "pgid",
+                "pgid_start", "stdout_bytes", "stderr_bytes")
+        for key in ints:
+            self.assertIs(type(record[key]), int, key)
+        for key in ("stdout_truncated", "stderr_truncated",
+                    "cancel_requested"):
+            self.assertIs(type(record[key]), bool, key)
+        self.assertEqual(record["command"], "printf 'a\\nb'")
+        self.assertIsNone(record["cwd"])
+        self.assertEqual(record["timeout"], 60)
+        self.assertEqual(sorted(os.listdir(self.path(record["task_id"]))),
+                         ["status.json", "stderr", "stdout"])
+        with open(self.path(record["task_id"], "status.json"), "rb") as f:
+            raw = f.read()
+        self.assertTrue(raw.endswith(b"\n"))
+        self.assertEqual(raw.count(b"\n"), 1)
+
+    def test_status_is_always_whole_while_replaced(self):
+        record = self.start("trap '' TERM; sleep 30")
+        tid = record["task_id"]
+        seen, bad, stop = set(), [], threading.Event()
+
+        def reader():
+            while not stop.is_set():
+                with open(self.path(tid, "status.json"), "rb") as f:
+                    raw = f.read()
+                try:
+                    seen.add(json.loads(raw)["state"])
+                except ValueError:
+                    bad.append(raw)
+
+        thread = threading.Thread(target=reader)
+        thread.start()
+        try:
+            self.call("cancel", "--root", ROOT, "--id", tid)
+            self.wait_terminal(tid)
+        finally:
+            stop.set()
+            thread.join()
+        self.assertEqual(bad, [])
+        self.assertIn("cancelled", seen)
+
+    def test_cwd_and_spawn_failure(self):
+        os.makedirs(os.path.join(self.home, "work", "sub"))
+        record = self.run_task("pwd", cwd="work/sub")
+        self.assertEqual(record["cwd"], "work/sub")
+        self.assertEqual(self.log(record["task_id"], "stdout").decode(),
+                         os.path.join(self.home, "work", "sub") + "\n")
+        record = self.start("echo never", cwd="no/such/dir")
+        if record["state"] == "running":
+            record = self.wait_terminal(record["task_id"])
+        self.assertEqual(record["state"], "failed")
+        self.assertIsInstance(record["error"], str)
+        self.assertIn("no/such/dir", record["error"])
+        self.assertEqual(self.log(record["task_id"], "stdout"), b"")
+
+    def test_stdin_is_dev_null(self):
+        record = self.run_task("cat; echo done")
+        self.assertEqual(record["state"], "succeeded")
+        self.assertEqual(self.log(record["task_id"], "stdout"), b"done\n")
+
+    def test_existing_id_is_refused(self):
+        record = self.run_task("true")
+        self.refused("exists", "start", "--root", ROOT, "--id",
+                     record["task_id"], "--timeout", "5", "--command", "true")
+        self.assertEqual(self.status(record["task_id"]), record)
+
+
+class TestOutput(SupervisorCase):
+    def test_ten_mib_per_stream_keeps_one_mib(self):
+        command = ("head -c 10485760 /dev/zero | tr '\\0' a & "
+                   "head -c 10485760 /dev/zero | tr '\\0' b >&2; wait")
+        record = self.run_task(command)
+        tid = record["task_id"]
+        self.assertEqual(record["state"], "succeeded")
+        self.assertEqual(record["stdout_bytes"], MIB)
+        self.assertEqual(record["stderr_bytes"], MIB)
+        self.assertTrue(record["stdout_truncated"])
+        self.assertTrue(record["stderr_truncated"])
+        self.assertEqual(self.log(tid, "stdout"), b"a" * MIB)
+        self.assertEqual(self.log(tid, "stderr"), b"b" * MIB)
+
+    def test_exactly_one_mib_is_not_truncated(self):
+        record = self.run_task("head -c 1048576 /dev/zero | tr '\\0' c")
+        self.assertEqual(record["stdout_bytes"], MIB)
+        self.assertFalse(record["stdout_truncated"])
+        self.assertFalse(record["stderr_truncated"])
+
+    def test_secrets_are_masked(self):
+        env = dict(self.env, MY_API_KEY="s3cr3t-value-123",
+                   db_password="hunter22", Some_Secret_Thing="opensesame",
+                   SHORT_TOKEN="abc", PLAIN_NAME="visible-value")
+        command = ('printf "k=%s p=%s s=%s t=%s n=%s\\n" "$MY_API_KEY" '
+                   '"$db_password" "$Some_Secret_Thing" "$SHORT_TOKEN" '
+                   '"$PLAIN_NAME"; printf "%s\\n" "$db_password" >&2; '
+                   ': s3cr3t-value-123')
+        record = self.run_task(command, env=env)
+        tid = record["task_id"]
+        self.assertEqual(self.log(tid, "stdout"),
+                         b"k=**** p=**** s=**** t=abc n=visible-value\n")
+        self.assertEqual(self.log(tid, "stderr"), b"****\n")
+        self.assertNotIn("s3cr3t-value-123", record["command"])
+        self.assertIn(": ****", record["command"])
+        self.assertEqual(record["stdout_bytes"], len(self.log(tid, "stdout")))
+
+    def test_secret_split_across_two_writes_is_masked(self):
+        env = dict(self.env, DEPLOY_TOKEN="tok-0123456789")
+        command = ("printf 'before tok-01234'; sleep 0.3; "
+                   "printf '56789 after'; printf 'tok-0123' >&2; sleep 0.3; "
+                   "printf '456789' >&2")
+        record = self.run_task(command, env=env)
+        tid = record["task_id"]
+        self.assertEqual(self.log(tid, "stdout"), b"before **** after")
+        self.assertEqual(self.log(tid, "stderr"), b"****")
+
+    def test_partial_secret_at_end_is_kept(self):
+        env = dict(self.env, DEPLOY_TOKEN="tok-0123456789")
+        record = self.run_task("printf 'x tok-0123'", env=env)
+        self.assertEqual(self.log(record["task_id"], "stdout"),
+                         b"x tok-0123")
+
+
+class TestTimeoutAndCancel(SupervisorCase):
+    def test_timeout_is_enforced_without_polling(self):
+        record = self.start("sleep 30", timeout=1)
+        tid = record["task_id"]
+        supervisor = record["supervisor_pid"]
+        end = time.monotonic() + PATIENCE
+        while alive(supervisor, record["supervisor_start"]) and \
+                time.monotonic() < end:
+            time.sleep(0.1)  # watch /proc only; status.json is not read
+        final = self.status(tid)
+        self.assertEqual(final["state"], "timed_out")
+        self.assertEqual(final["exit_code"], 128 + signal.SIGTERM)
+        self.assertEqual(group_members(final["pgid"]), [])
+
+    def test_timeout_kills_a_command_ignoring_term(self):
+        record = self.run_task("trap '' TERM; sleep 30", timeout=1)
+        self.assertEqual(record["state"], "timed_out")
+        self.assertEqual(record["exit_code"], 128 + signal.SIGKILL)
+        self.assertEqual(group_members(record["pgid"]), [])
+
+    def test_cancel_term_honoured(self):
+        record = self.start("sleep 30")
+        tid = record["task_id"]
+        code, final = self.call("cancel", "--root", ROOT, "--id", tid)
+        self.assertEqual(code, 0, final)
+        self.assertEqual(final["state"], "cancelled")
+        self.assertTrue(final["cancel_requested"])
+        self.assertEqual(final["exit_code"], 128 + signal.SIGTERM)
+        self.assertEqual(final, self.status(tid))
+        self.assertEqual(group_members(final["pgid"]), [])
+
+    def test_cancel_term_ignored_gets_kill_within_wait(self):
+        record = self.start("trap '' TERM; sleep 30 & sleep 30; wait")
+        code, final = self.call("cancel", "--root", ROOT, "--id",
+                                record["task_id"], "--wait", "3")
+        self.assertEqual(code, 0, final)
+        self.assertEqual(final["state"], "cancelled")
+        self.assertEqual(final["exit_code"], 128 + signal.SIGKILL)
+        self.assertEqual(group_members(final["pgid"]), [])
+
+    def test_cancel_finished_returns_saved_outcome_repeatedly(self):
+        record = self.run_task("exit 7")
+        for _ in range(2):
+            code, again = self.call("cancel", "--root", ROOT, "--id",
+                                    record["task_id"])
+            self.assertEqual(code, 0)
+            self.assertEqual(again, record)
+        self.assertEqual(again["state"], "failed")
+        self.assertFalse(again["cancel_requested"])
+
+    def test_repeated_cancel_of_running_task(self):
+        record = self.start("sleep 30")
+        tid = record["task_id"]
+        code, first = self.call("cancel", "--root", ROOT, "--id", tid,
+                                "--wait", "0")
+        self.assertEqual(code, 0, first)
+        self.assertIn(first["state"], ("running", "cancelled"))
+        code, second = self.call("cancel", "--root", ROOT, "--id", tid)
+        self.assertEqual(second["state"], "cancelled")
+        code, third = self.call("cancel", "--root", ROOT, "--id", tid)
+        self.assertEqual(third, second)
+
+    def test_completion_kills_same_group_descendants(self):
+        record = self.run_task("sleep 300 & echo $! > bg.pid; exit 0")
+        self.assertEqual(record["state"], "succeeded")
+        with open(os.path.join(self.home, "bg.pid")) as f:
+            background = int(f.read())
+        reap_orphans()
+        self.assertFalse(running_pid(background))
+        self.assertEqual(group_members(record["pgid"]), [])
+
+    def test_failure_kills_same_group_descendants(self):
+        record = self.run_task("sleep 300 & sleep 300 & exit 4")
+        self.assertEqual(record["exit_code"], 4)
+        self.assertEqual(group_members(record["pgid"]), [])
+
+    def test_own_session_escapes_but_group_is_clean(self):
+        command = ("setsid sleep 300 > /dev/null 2>&1 & echo $! > esc.pid; "
+                   "sleep 300 & exit 0")
+        record = self.run_task(command)
+        with open(os.path.join(self.home, "esc.pid")) as f:
+            escaped = int(f.read())
+        self.pids_to_kill.append(escaped)
+        self.assertEqual(group_members(record["pgid"]), [])
+        stat = proc_stat(escaped)
+        if stat is not None and stat[0] not in "ZXx":
+            self.assertNotEqual(stat[1], record["pgid"])
+
+    def test_escapee_holding_the_pipe_does_not_block_completion(self):
+        record = self.run_task("setsid sleep 300 & echo $! > esc.pid; "
+                               "echo done")
+        with open(os.path.join(self.home, "esc.pid")) as f:
+            self.pids_to_kill.append(int(f.read()))
+        self.assertEqual(record["state"], "succeeded")
+        self.assertEqual(self.log(record["task_id"], "stdout"), b"done\n")
+
+    def test_killed_supervisor_is_detectable(self):
+        record = self.start("sleep 30")
+        tid = record["task_id"]
+        os.kill(record["supervisor_pid"], signal.SIGKILL)
+        end = time.monotonic() + PATIENCE
+        while alive(record["supervisor_pid"], record["supervisor_start"]):
+            self.assertLess(time.monotonic(), end)
+            time.sleep(0.02)
+        reap_orphans()
+        saved = self.status(tid)
+        self.assertEqual(saved["state"], "running")
+        self.assertFalse(alive(saved["supervisor_pid"],
+                               saved["supervisor_start"]))
+        self.refused("running", "remove", "--root", ROOT, "--id", tid)
+        code, after = self.call("cancel", "--root", ROOT, "--id", tid)
+        self.assertEqual(code, 0, after)
+        self.assertIs(after.get("supervisor_gone"), True)
+        self.assertEqual(after["state"], "running")
+        reap_orphans()
+        self.assertEqual(group_members(saved["pgid"]), [])
+        code, removed = self.call("remove", "--root", ROOT, "--id", tid)
+        self.assertEqual(code, 0, removed)
+
+
+class TestLimitsAndRemove(SupervisorCase):
+    def test_limit_of_128_and_remove(self):
+        first = self.run_task("true")
+        # Copies of a finished task fill the root faster than 126 starts;
+        # every 32-hex directory counts, however it came to be.
+        with open(self.path(first["task_id"], "status.json")) as f:
+            template = json.load(f)
+        for _ in range(126):
+            tid = new_id()
+            os.mkdir(self.path(tid), 0o700)
+            template["task_id"] = tid
+            with open(self.path(tid, "status.json"), "w") as f:
+                f.write(json.dumps(template) + "\n")
+        last = self.run_task("true")
+        self.assertEqual(len(self.task_dirs()), 128)
+        obj = self.refused("limit", "start", "--root", ROOT, "--id",
+                           new_id(), "--timeout", "5", "--command", "true")
+        self.assertIn("128", obj["error"])
+        self.assertIn("remove", obj["error"])
+        self.assertEqual(len(self.task_dirs()), 128)
+        code, removed = self.call("remove", "--root", ROOT, "--id",
+                                  last["task_id"])
+        self.assertEqual(code, 0, removed)
+        self.assertFalse(os.path.exists(self.path(last["task_id"])))
+        self.run_task("true")
+        self.assertEqual(len(self.task_dirs()), 128)
+
+    def test_remove_refuses_running_and_unknown(self):
+        record = self.start("sleep 30")
+        tid = record["task_id"]
+        self.refused("running", "remove", "--root", ROOT, "--id", tid)
+        self.assertTrue(os.path.isdir(self.path(tid)))
+        self.refused("not_found", "remove", "--root", ROOT, "--id", new_id())
+        self.call("cancel", "--root", ROOT, "--id", tid)
+        self.wait_terminal(tid)
+        code, removed = self.call("remove", "--root", ROOT, "--id", tid)
+        self.assertEqual(code, 0, removed)
+        self.assertTrue(removed.get("removed"))
+        self.assertEqual(self.task_dirs(), [])
+        self.refused("not_found", "cancel", "--root", ROOT, "--id", tid)
+
+    def test_list_newest_first(self):
+        code, empty = self.call("list", "--root", ROOT)
+        self.assertEqual((code, empty), (0, {"tasks": []}))
+        ids = [self.run_task("true")["task_id"]]
+        time.sleep(1.05)  # started_at has a one-second resolution
+        ids.append(self.run_task("true")["task_id"])
+        code, listed = self.call("list", "--root", ROOT)
+        self.assertEqual(code, 0)
+        self.assertEqual([t["task_id"] for t in listed["tasks"]],
+                         ids[::-1])
+
+
+class TestBadInput(SupervisorCase):
+    def test_rejected_with_code_invalid(self):
+        tid = new_id()
+        ok = ["--root", ROOT, "--id", tid, "--timeout", "5"]
+        with open(os.path.join(self.home, "afile"), "w") as f:
+            f.write("x")
+        cases = [
+            [],
+            ["frobnicate", "--root", ROOT],
+            ["start"] + ok,
+            ["start", "--root", ROOT, "--timeout", "5", "--command", "true"],
+            ["start", "--id", tid, "--timeout", "5", "--command", "true"],
+            ["start", "--root", ROOT, "--id", tid, "--command", "true"],
+            ["start"] + ok + ["--command", ""],
+            ["start"] + ok + ["--command", "x" * 65537],
+            ["start"] + ok + ["--command", "true", "--bogus", "1"],
+            ["start"] + ok + ["--command", "true", "--command", "true"],
+            ["start"] + ok + ["--command"],
+            ["start", "--root", ROOT, "--id", tid.upper(), "--timeout", "5",
+             "--command", "true"],
+            ["start", "--root", ROOT, "--id", tid[:31], "--timeout", "5",
+             "--command", "true"],
+            ["start", "--root", ROOT, "--id", "../" + tid[3:], "--timeout",
+             "5", "--command", "true"],
+            ["start", "--root", ROOT, "--id", tid, "--timeout", "0",
+             "--command", "true"],
+            ["start", "--root", ROOT, "--id", tid, "--timeout", "3601",
+             "--command", "true"],
+            ["start", "--root", ROOT, "--id", tid, "--timeout", "ten",
+             "--command", "true"],
+            ["start", "--root", "", "--id", tid, "--timeout", "5",
+             "--command", "true"],
+            ["start", "--root", "afile", "--id", tid, "--timeout", "5",
+             "--command", "true"],
+            ["start", "--root", "afile/tasks", "--id", tid, "--timeout",
+             "5", "--command", "true"],
+            ["cancel", "--root", ROOT],
+            ["cancel", "--root", ROOT, "--id", "xyz"],
+            ["cancel", "--root", ROOT, "--id", tid, "--wait", "-1"],
+            ["remove", "--id", tid],
+            ["list"],
+            ["list", "--root", "afile"],
+        ]
+        for args in cases:
+            with self.subTest(args=[a[:40] for a in args]):
+                self.refused("invalid", *args)
+        self.assertFalse(os.path.exists(os.path.join(self.home, ROOT, tid)))
+
+
+if __name__ == "__main__":
+    become_subreaper()
+    unittest.main(verbosity=2)
