@@ -1,1 +1,28 @@
-# plugins/e2b: build rules (included from the top Makefile.am)
+# plugins/e2b: the E2B provider (included from the top Makefile.am). Only the
+# entry symbol is exported.
+pkglib_LTLIBRARIES += plugins/e2b/e2b.la
+plugins_e2b_e2b_la_SOURCES = plugins/e2b/e2b.c plugins/e2b/api.c \
+	plugins/e2b/http.c plugins/e2b/errors.c plugins/e2b/connect_frame.c \
+	plugins/e2b/envd_common.c plugins/e2b/envd_process.c \
+	plugins/e2b/envd_files.c plugins/e2b/e2b_int.h
+plugins_e2b_e2b_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS) \
+	-fvisibility=hidden
+plugins_e2b_e2b_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version \
+	-export-symbols-regex '^taskbox_provider_entry_v1$$'
+plugins_e2b_e2b_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS)
+
+# A small host that drives the plugin op by op for the tests.
+check_PROGRAMS += tests/e2b/e2b-driver
+tests_e2b_e2b_driver_SOURCES = tests/e2b/driver.c
+tests_e2b_e2b_driver_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_e2b_e2b_driver_LDADD = $(JANSSON_LIBS)
+
+EXTRA_DIST += tests/e2b/fake/server.mjs tests/e2b/fake/spawn.mjs \
+	tests/e2b/fake/api.mjs tests/e2b/fake/envd.mjs \
+	tests/e2b/fake/process.mjs tests/e2b/fake/files.mjs \
+	tests/e2b/fake/connect.mjs tests/e2b/fake/sandboxes.mjs
+
+if INTEGRATION_TESTS
+TESTS += tests/e2b/sdk-fidelity.test.mjs
+endif
+EXTRA_DIST += tests/e2b/sdk-fidelity.test.mjs

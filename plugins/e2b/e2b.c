@@ -1,0 +1,392 @@
+/* The e2b provider: sandboxes in E2B's cloud (or a deployment of the same
+ * API). This file holds the descriptor, the settings and the op table; the
+ * control plane is in api.c, envd in envd_*.c.
+ *
+ * Settings (all optional; any other key is refused):
+ *   api_key_env       name of the environment variable holding the API key
+ *                     (default E2B_API_KEY); the key never sits in config
+ *   domain            the E2B domain (default e2b.app)
+ *   api_url           control-plane URL (default https://api.DOMAIN)
+ *   sandbox_url       envd URL for every sandbox (default
+ *                     https://49983-SANDBOXID.DOMAIN)
+ *   template          template of new sandboxes (default base)
+ *   default_lifetime  seconds a sandbox lives when create names none, and
+ *                     the life connect extends a sandbox to (default 3600)
+ *   request_timeout   seconds any one API or file request may take
+ *                     (default 60) */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "e2b_int.h"
+
+#define DEFAULT_DOMAIN "e2b.app"
+#define DEFAULT_TEMPLATE "base"
+#define DEFAULT_LIFETIME_S 3600u
+#define MAX_LIFETIME_S 86400u
+#define DEFAULT_REQUEST_TIMEOUT_S 60u
+#define MAX_REQUEST_TIMEOUT_S 600u
+
+static int valid_env_name(const char *s)
+{
+	size_t i;
+
+	if (!s[0] || isdigit((unsigned char)s[0]))
+		return 0;
+	for (i = 0; s[i]; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return 0;
+	return i <= 128;
+}
+
+static int valid_url(const char *s)
+{
+	size_t i;
+
+	if (strncmp(s, "http://", 7) != 0 && strncmp(s, "https://", 8) != 0)
+		return 0;
+	if (strlen(s) > 512)
+		return 0;
+	for (i = 0; s[i]; i++)
+		if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 0x7f)
+			return 0;
+	s = strstr(s, "://") + 3;
+	return *s && *s != '/';
+}
+
+static int valid_domain(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '.')
+			return 0;
+	return i > 0 && i <= 253 && s[0] != '.' && s[0] != '-';
+}
+
+static int valid_template(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("-_./:", s[i]))
+			return 0;
+	return i > 0 && i <= 128;
+}
+
+static void instance_free(struct tb_e2b *inst)
+{
+	if (!inst)
+		return;
+	if (inst->api_key) {
+		/* Wipe the key before giving the memory back. */
+		volatile char *p = inst->api_key;
+		while (*p)
+			*p++ = '\0';
+	}
+	free(inst->api_key);
+	free(inst->api_key_env);
+	free(inst->api_url);
+	free(inst->sandbox_url);
+	free(inst->domain);
+	free(inst->template_name);
+	free(inst);
+}
+
+/* A string setting through its rule; *out keeps a copy without a trailing
+ * '/' for URLs. */
+static int take_string(json_t *v, const char *key, int (*rule)(const char *),
+                       const char *rule_text, char **out, char *errbuf,
+                       size_t errlen)
+{
+	const char *s = json_string_value(v);
+	size_t n;
+
+	if (!json_is_string(v) || !rule(s))
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL,
+		                   TASKBOX_E_INVALID, "settings.%s: must be %s",
+		                   key, rule_text);
+	free(*out);
+	*out = strdup(s);
+	if (!*out)
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_NOMEM,
+		                   "out of memory");
+	n = strlen(*out);
+	if (rule == valid_url && (*out)[n - 1] == '/')
+		(*out)[n - 1] = '\0';
+	return TASKBOX_OK;
+}
+
+static int take_seconds(json_t *v, const char *key, uint32_t max, uint32_t *out,
+                        char *errbuf, size_t errlen)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > (json_int_t)max)
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL,
+		                   TASKBOX_E_INVALID,
+		                   "settings.%s: must be an integer of seconds "
+		                   "from 1 to %u",
+		                   key, (unsigned)max);
+	*out = (uint32_t)json_integer_value(v);
+	return TASKBOX_OK;
+}
+
+static int apply_settings(struct tb_e2b *inst, json_t *root, char *errbuf,
+                          size_t errlen)
+{
+	const char *key;
+	json_t *v;
+	int rc = TASKBOX_OK;
+
+	json_object_foreach(root, key, v)
+	{
+		if (strcmp(key, "api_key_env") == 0)
+			rc = take_string(v, key, valid_env_name,
+			                 "the name of an environment variable",
+			                 &inst->api_key_env, errbuf, errlen);
+		else if (strcmp(key, "api_url") == 0)
+			rc = take_string(v, key, valid_url,
+			                 "an http:// or https:// URL",
+			                 &inst->api_url, errbuf, errlen);
+		else if (strcmp(key, "sandbox_url") == 0)
+			rc = take_string(v, key, valid_url,
+			                 "an http:// or https:// URL",
+			                 &inst->sandbox_url, errbuf, errlen);
+		else if (strcmp(key, "domain") == 0)
+			rc = take_string(v, key, valid_domain, "a DNS domain",
+			                 &inst->domain, errbuf, errlen);
+		else if (strcmp(key, "template") == 0)
+			rc = take_string(v, key, valid_template,
+			                 "1..128 bytes of [A-Za-z0-9-_./:]",
+			                 &inst->template_name, errbuf, errlen);
+		else if (strcmp(key, "default_lifetime") == 0)
+			rc = take_seconds(v, key, MAX_LIFETIME_S,
+			                  &inst->default_lifetime_s, errbuf,
+			                  errlen);
+		else if (strcmp(key, "request_timeout") == 0)
+			rc = take_seconds(v, key, MAX_REQUEST_TIMEOUT_S,
+			                  &inst->request_timeout_s, errbuf,
+			                  errlen);
+		else
+			rc = tb_e2b_fail(errbuf, errlen, NULL, NULL,
+			                 TASKBOX_E_INVALID,
+			                 "settings.%s: unknown setting (known: "
+			                 "api_key_env, api_url, sandbox_url, "
+			                 "domain, template, default_lifetime, "
+			                 "request_timeout)",
+			                 key);
+		if (rc != TASKBOX_OK)
+			return rc;
+	}
+	return TASKBOX_OK;
+}
+
+static int e2b_init(const struct taskbox_host *host, const char *settings_json,
+                    void **instance, char *errbuf, size_t errlen)
+{
+	struct tb_e2b *inst;
+	json_error_t jerr;
+	json_t *root;
+	const char *key;
+	int rc;
+
+	*instance = NULL;
+	root = json_loads(settings_json ? settings_json : "{}", 0, &jerr);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL,
+		                   TASKBOX_E_INVALID,
+		                   "settings: must be a JSON object");
+	}
+	inst = calloc(1, sizeof *inst);
+	if (!inst) {
+		json_decref(root);
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_NOMEM,
+		                   "out of memory");
+	}
+	inst->host = host;
+	inst->default_lifetime_s = DEFAULT_LIFETIME_S;
+	inst->request_timeout_s = DEFAULT_REQUEST_TIMEOUT_S;
+	rc = apply_settings(inst, root, errbuf, errlen);
+	json_decref(root);
+	if (rc != TASKBOX_OK)
+		goto fail;
+	if ((!inst->api_key_env &&
+	     !(inst->api_key_env = strdup("E2B_API_KEY"))) ||
+	    (!inst->domain && !(inst->domain = strdup(DEFAULT_DOMAIN))) ||
+	    (!inst->template_name &&
+	     !(inst->template_name = strdup(DEFAULT_TEMPLATE))))
+		goto nomem;
+	if (!inst->api_url) {
+		size_t n = strlen(inst->domain) + 16;
+		if (!(inst->api_url = malloc(n)))
+			goto nomem;
+		snprintf(inst->api_url, n, "https://api.%s", inst->domain);
+	}
+	key = getenv(inst->api_key_env);
+	if (key && *key && !(inst->api_key = strdup(key)))
+		goto nomem;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		rc = tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_INTERNAL,
+		                 "libcurl failed to start");
+		goto fail;
+	}
+	*instance = inst;
+	return TASKBOX_OK;
+nomem:
+	rc = tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_NOMEM,
+	                 "out of memory");
+fail:
+	instance_free(inst);
+	return rc;
+}
+
+static void e2b_fini(void *instance)
+{
+	instance_free(instance);
+	curl_global_cleanup();
+}
+
+static int e2b_create(void *instance, const struct taskbox_create_req *req,
+                      char *id, char *errbuf, size_t errlen)
+{
+	struct tb_e2b *inst = instance;
+	const char *tmpl = inst->template_name;
+	uint32_t life = inst->default_lifetime_s;
+
+	if (req &&
+	    req->struct_size >=
+	        offsetof(struct taskbox_create_req, template_name) +
+	            sizeof req->template_name &&
+	    req->template_name) {
+		if (!valid_template(req->template_name))
+			return tb_e2b_fail(errbuf, errlen, NULL, NULL,
+			                   TASKBOX_E_INVALID,
+			                   "create: template must be 1..128 "
+			                   "bytes of [A-Za-z0-9-_./:]");
+		tmpl = req->template_name;
+	}
+	if (req &&
+	    req->struct_size >=
+	        offsetof(struct taskbox_create_req, lifetime_s) +
+	            sizeof req->lifetime_s &&
+	    req->lifetime_s) {
+		if (req->lifetime_s > MAX_LIFETIME_S)
+			return tb_e2b_fail(
+			    errbuf, errlen, NULL, NULL, TASKBOX_E_INVALID,
+			    "create: lifetime must be at most %u s",
+			    MAX_LIFETIME_S);
+		life = req->lifetime_s;
+	}
+	id[0] = '\0';
+	return tb_e2b_api_create(inst, tmpl, life, id, errbuf, errlen);
+}
+
+static void conn_free(struct tb_e2b_conn *conn)
+{
+	if (!conn)
+		return;
+	free(conn->envd_url);
+	free(conn->access_token);
+	free(conn);
+}
+
+static int e2b_connect(void *instance, const char *sandbox_id, void **conn,
+                       char *errbuf, size_t errlen)
+{
+	struct tb_e2b_conn *c = calloc(1, sizeof *c);
+	int rc;
+
+	*conn = NULL;
+	if (!c)
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_NOMEM,
+		                   "out of memory");
+	c->inst = instance;
+	rc = tb_e2b_api_connect(instance, sandbox_id, c, errbuf, errlen);
+	if (rc != TASKBOX_OK) {
+		conn_free(c);
+		return rc;
+	}
+	*conn = c;
+	return TASKBOX_OK;
+}
+
+static void e2b_close(void *conn)
+{
+	conn_free(conn);
+}
+
+static int e2b_exec(void *conn, const struct taskbox_exec_req *req,
+                    struct taskbox_exec_result *res, char *errbuf,
+                    size_t errlen)
+{
+	if (!req || req->struct_size <
+	                offsetof(struct taskbox_exec_req, cancelled_arg) +
+	                    sizeof req->cancelled_arg)
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL,
+		                   TASKBOX_E_INVALID,
+		                   "exec: request struct is too short");
+	return tb_envd_exec(conn, req, res, errbuf, errlen);
+}
+
+static int e2b_read_file(void *conn, const char *path, uint64_t offset,
+                         size_t length, struct taskbox_buf *data,
+                         uint64_t *file_size, char *errbuf, size_t errlen)
+{
+	return tb_envd_read_file(conn, path, offset, length, data, file_size,
+	                         errbuf, errlen);
+}
+
+static int e2b_destroy(void *instance, const char *sandbox_id, char *errbuf,
+                       size_t errlen)
+{
+	return tb_e2b_api_destroy(instance, sandbox_id, errbuf, errlen);
+}
+
+static int e2b_write_file(void *conn, const char *path,
+                          const unsigned char *data, size_t len, uint32_t mode,
+                          char *errbuf, size_t errlen)
+{
+	return tb_envd_write_file(conn, path, data, len, mode, errbuf, errlen);
+}
+
+static int e2b_renew(void *conn, uint32_t lifetime_s, char *errbuf,
+                     size_t errlen)
+{
+	struct tb_e2b_conn *c = conn;
+
+	if (lifetime_s == 0 || lifetime_s > MAX_LIFETIME_S)
+		return tb_e2b_fail(
+		    errbuf, errlen, NULL, NULL, TASKBOX_E_INVALID,
+		    "renew: lifetime must be 1..%u s", MAX_LIFETIME_S);
+	return tb_e2b_api_renew(c->inst, c->id, lifetime_s, errbuf, errlen);
+}
+
+static const struct taskbox_provider e2b_provider = {
+    .abi_major = TASKBOX_ABI_MAJOR,
+    .abi_minor = TASKBOX_ABI_MINOR,
+    .struct_size = sizeof(struct taskbox_provider),
+    .name = TB_E2B_NAME,
+    .version = PACKAGE_VERSION,
+    .description = "sandboxes in E2B's cloud over its REST API and envd",
+    .ops =
+        {
+            .init = e2b_init,
+            .fini = e2b_fini,
+            .create = e2b_create,
+            .connect = e2b_connect,
+            .close = e2b_close,
+            .exec = e2b_exec,
+            .read_file = e2b_read_file,
+            .destroy = e2b_destroy,
+            .write_file = e2b_write_file,
+            .renew = e2b_renew,
+        },
+};
+
+TASKBOX_PROVIDER_DEFINE(e2b_provider)

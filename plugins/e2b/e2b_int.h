@@ -1,0 +1,184 @@
+/* The e2b provider's internal declarations: the instance, the connection,
+ * the HTTP layer shared by the control plane and envd, Connect framing. */
+#ifndef TB_E2B_INT_H
+#define TB_E2B_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "taskbox/provider.h"
+
+#define TB_E2B_NAME "e2b"
+#define TB_E2B_ENVD_PORT 49983
+
+/* A provider instance: validated settings and the API key read from the
+ * environment variable they name. Immutable after init. */
+struct tb_e2b {
+	const struct taskbox_host *host;
+	char *api_key_env;
+	char *api_key;     /* NULL when the variable is unset or empty */
+	char *api_url;     /* no trailing '/' */
+	char *sandbox_url; /* NULL unless set; no trailing '/' */
+	char *domain;
+	char *template_name;
+	uint32_t default_lifetime_s;
+	uint32_t request_timeout_s;
+};
+
+/* A connection to one sandbox's envd. */
+struct tb_e2b_conn {
+	struct tb_e2b *inst;
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	char *envd_url;     /* no trailing '/' */
+	char *access_token; /* NULL when the sandbox has none */
+	int legacy_user;    /* envd < 0.4.0: the user must be named */
+	int octet_upload;   /* envd >= 0.5.7: raw uploads */
+};
+
+/* ---- errors (errors.c) ---- */
+
+/* Writes a one-line message into errbuf (never more than errlen bytes),
+ * with every occurrence of the secrets replaced by "****"; returns code. */
+int tb_e2b_fail(char *errbuf, size_t errlen, const char *secret1,
+                const char *secret2, int code, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+/* The ABI code for an HTTP status; envd_plane tells envd's proxy (502:
+ * the sandbox is gone) from the control plane. */
+int tb_e2b_http_code(long status, int envd_plane);
+
+/* The ABI code for a Connect error code name. */
+int tb_e2b_connect_code(const char *name);
+
+/* Copies the service's message out of an error body (JSON "message", or
+ * the first line of text) into out, at most outlen bytes. */
+void tb_e2b_service_message(const char *body, size_t len, char *out,
+                            size_t outlen);
+
+/* ---- HTTP (http.c) ---- */
+
+struct tb_http_resp {
+	long status;
+	char *body; /* malloc'd, NUL-terminated; the non-streamed body */
+	size_t len;
+	long long content_length; /* -1 when not sent */
+	char content_range[96];
+	char retry_after[64];
+};
+
+/* Receives a 2xx body as it arrives. Returns 0 to go on, -1 to stop the
+ * transfer early (success), or an ABI code to fail with. */
+typedef int (*tb_http_sink)(void *ctx, const unsigned char *data, size_t n);
+
+/* Called at least every 100 ms while the request runs. Returns 0 to go on
+ * or an ABI code to abandon the request with. */
+typedef int (*tb_http_tick)(void *ctx);
+
+struct tb_http_req {
+	const char *method;
+	const char *url;
+	struct curl_slist *headers;
+	const void *body; /* NULL for none */
+	size_t body_len;
+	curl_mime *mime;     /* instead of body; needs the easy handle */
+	CURL *easy;          /* for mime: the handle mime was made with */
+	uint32_t timeout_ms; /* whole request; 0 = only tick bounds it */
+	tb_http_sink sink;   /* NULL: a 2xx body is collected as well */
+	tb_http_tick tick;
+	void *ctx;
+	int retry_429; /* retry where the service says when (Retry-After) */
+};
+
+/* Runs a request to completion, retrying a 429 that names a Retry-After a
+ * bounded number of times. TASKBOX_OK means a response arrived (any status:
+ * read resp->status). The message names no secret of inst. */
+int tb_http_run(struct tb_e2b *inst, const struct tb_http_req *req,
+                struct tb_http_resp *resp, char *errbuf, size_t errlen);
+
+void tb_http_resp_free(struct tb_http_resp *resp);
+
+/* Appends "Name: value" to *list; returns 0 or -1 on no memory. */
+int tb_http_header(struct curl_slist **list, const char *name,
+                   const char *value);
+
+/* Maps a non-2xx response to an ABI code and writes "what: HTTP n: the
+ * service's message" into errbuf. */
+int tb_http_fail(struct tb_e2b *inst, const char *secret2,
+                 const struct tb_http_resp *resp, int envd_plane,
+                 const char *what, char *errbuf, size_t errlen);
+
+/* ---- control plane (api.c) ---- */
+
+int tb_e2b_api_create(struct tb_e2b *inst, const char *template_name,
+                      uint32_t lifetime_s, char *id, char *errbuf,
+                      size_t errlen);
+int tb_e2b_api_connect(struct tb_e2b *inst, const char *id,
+                       struct tb_e2b_conn *conn, char *errbuf, size_t errlen);
+int tb_e2b_api_destroy(struct tb_e2b *inst, const char *id, char *errbuf,
+                       size_t errlen);
+int tb_e2b_api_renew(struct tb_e2b *inst, const char *id, uint32_t lifetime_s,
+                     char *errbuf, size_t errlen);
+
+/* ---- envd (envd_common.c, envd_process.c, envd_files.c) ---- */
+
+/* The headers every envd request carries (access token, routing, user
+ * agent, the user for an old envd). */
+int tb_envd_headers(const struct tb_e2b_conn *conn, struct curl_slist **list);
+
+/* "envd_url" + path; malloc'd or NULL. */
+char *tb_envd_url(const struct tb_e2b_conn *conn, const char *path);
+
+int tb_envd_exec(struct tb_e2b_conn *conn, const struct taskbox_exec_req *req,
+                 struct taskbox_exec_result *res, char *errbuf, size_t errlen);
+int tb_envd_read_file(struct tb_e2b_conn *conn, const char *path,
+                      uint64_t offset, size_t length, struct taskbox_buf *data,
+                      uint64_t *file_size, char *errbuf, size_t errlen);
+int tb_envd_write_file(struct tb_e2b_conn *conn, const char *path,
+                       const unsigned char *data, size_t len, uint32_t mode,
+                       char *errbuf, size_t errlen);
+
+/* ---- Connect framing (connect_frame.c) ---- */
+
+#define TB_FRAME_COMPRESSED 0x01u
+#define TB_FRAME_END_STREAM 0x02u
+
+/* Called for each whole envelope; returns 0 or an ABI code to stop. */
+typedef int (*tb_frame_fn)(void *ctx, unsigned flags, const unsigned char *data,
+                           size_t len);
+
+struct tb_frame_reader {
+	unsigned char head[5];
+	size_t head_len;
+	unsigned char *payload;
+	size_t payload_len; /* announced length */
+	size_t have;
+	size_t max_payload;
+};
+
+void tb_frame_reader_init(struct tb_frame_reader *r, size_t max_payload);
+void tb_frame_reader_free(struct tb_frame_reader *r);
+/* Feeds stream bytes; calls fn for every completed envelope. Returns 0,
+ * TASKBOX_E_PROTOCOL (oversized frame), TASKBOX_E_NOMEM or fn's code. */
+int tb_frame_feed(struct tb_frame_reader *r, const unsigned char *p, size_t n,
+                  tb_frame_fn fn, void *ctx);
+/* Nonzero when bytes of an unfinished envelope are pending. */
+int tb_frame_pending(const struct tb_frame_reader *r);
+/* One envelope around len bytes: malloc'd into *out. 0 or -1. */
+int tb_frame_encode(unsigned flags, const void *data, size_t len,
+                    unsigned char **out, size_t *outlen);
+
+/* Decodes standard or URL-safe base64 (padding optional) and passes the
+ * bytes to put in pieces. Returns 0, or -1 on a bad character. */
+int tb_base64_decode(const char *s, size_t n,
+                     void (*put)(void *ctx, const unsigned char *p, size_t n),
+                     void *ctx);
+
+/* The sandbox id charset rule of the ABI. */
+int tb_e2b_valid_id(const char *id);
+
+/* Compares dotted versions "a.b.c"; <0, 0, >0. */
+int tb_e2b_version_cmp(const char *a, const char *b);
+
+#endif /* TB_E2B_INT_H */

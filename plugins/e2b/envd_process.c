@@ -1,0 +1,449 @@
+/* exec through envd: POST /process.Process/Start as a Connect server stream
+ * (application/connect+json). The request is one envelope holding a
+ * StartRequest; the answer is a stream of envelopes holding ProcessEvents
+ * (start with the pid, data with base64 stdout/stderr, keepalive, end with
+ * the exit status) closed by an end-of-stream envelope (flags 0x02) that
+ * carries an error or nothing. The timeout is enforced here: at the
+ * deadline the process is killed through SendSignal; Connect-Timeout-Ms
+ * asks envd to do the same a little later should this side be gone. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "e2b_int.h"
+
+#define TB_EXEC_MAX_FRAME (16u * 1024u * 1024u)
+#define TB_EXEC_GRACE_MS 2000u /* to collect the end after a kill */
+#define TB_EXEC_SERVER_SLACK_MS 2000u
+#define TB_KILL_TIMEOUT_MS 5000u
+
+struct exec_state {
+	struct tb_e2b_conn *conn;
+	const struct taskbox_exec_req *req;
+	struct taskbox_exec_result *res;
+	const struct taskbox_host *host;
+	struct tb_frame_reader reader;
+	size_t cap[2];
+	uint64_t deadline, grace_end;
+	unsigned long pid;
+	int ended, timed_out, stream_done, stream_error;
+	int fail;
+	char end_code[32];
+	char end_msg[300];
+};
+
+struct sink_ctx {
+	struct exec_state *st;
+	int which; /* 0 stdout, 1 stderr */
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Appends to stdout or stderr, keeping at most output_limit bytes. */
+static void put_output(void *arg, const unsigned char *p, size_t n)
+{
+	struct sink_ctx *sc = arg;
+	struct exec_state *st = sc->st;
+	struct taskbox_buf *buf = sc->which ? &st->res->err : &st->res->out;
+	int *trunc =
+	    sc->which ? &st->res->err_truncated : &st->res->out_truncated;
+	size_t limit = st->req->output_limit;
+
+	if (st->fail)
+		return;
+	if (limit && buf->len + n > limit) {
+		*trunc = 1;
+		n = buf->len < limit ? limit - buf->len : 0;
+	}
+	if (n == 0)
+		return;
+	if (buf->len + n > st->cap[sc->which]) {
+		size_t cap = st->cap[sc->which] ? st->cap[sc->which] : 4096;
+		unsigned char *grown;
+		while (cap < buf->len + n)
+			cap *= 2;
+		grown = st->host->realloc(buf->data, cap);
+		if (!grown) {
+			st->fail = TASKBOX_E_NOMEM;
+			return;
+		}
+		buf->data = grown;
+		st->cap[sc->which] = cap;
+	}
+	memcpy(buf->data + buf->len, p, n);
+	buf->len += n;
+}
+
+/* 128+N for "signal: NAME" in Go's words, else -1. */
+static int signal_exit(const char *status)
+{
+	static const struct {
+		const char *name;
+		int num;
+	} sigs[] = {
+	    {"hangup", 1},
+	    {"interrupt", 2},
+	    {"quit", 3},
+	    {"illegal instruction", 4},
+	    {"trace/breakpoint trap", 5},
+	    {"aborted", 6},
+	    {"bus error", 7},
+	    {"floating point exception", 8},
+	    {"killed", 9},
+	    {"user defined signal 1", 10},
+	    {"segmentation fault", 11},
+	    {"user defined signal 2", 12},
+	    {"broken pipe", 13},
+	    {"alarm clock", 14},
+	    {"terminated", 15},
+	};
+	size_t i;
+
+	if (!status || strncmp(status, "signal: ", 8) != 0)
+		return -1;
+	status += 8;
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		size_t n = strlen(sigs[i].name);
+		if (strncmp(status, sigs[i].name, n) == 0 &&
+		    (status[n] == '\0' || status[n] == ' '))
+			return 128 + sigs[i].num;
+	}
+	return -1;
+}
+
+static void take_end(struct exec_state *st, json_t *end)
+{
+	json_t *code = json_object_get(end, "exitCode");
+	const char *status = json_string_value(json_object_get(end, "status"));
+	int exited = json_is_true(json_object_get(end, "exited"));
+	json_int_t c = json_is_integer(code) ? json_integer_value(code) : 0;
+
+	st->ended = 1;
+	if (exited && c >= 0 && c <= 255)
+		st->res->exit_code = (int)c;
+	else
+		st->res->exit_code = signal_exit(status);
+}
+
+static int take_event(struct exec_state *st, json_t *msg)
+{
+	json_t *ev = json_object_get(msg, "event");
+	json_t *x;
+
+	if (!json_is_object(ev))
+		return TASKBOX_E_PROTOCOL;
+	if ((x = json_object_get(ev, "start")) != NULL) {
+		json_t *pid = json_object_get(x, "pid");
+		if (!json_is_integer(pid) || json_integer_value(pid) <= 0)
+			return TASKBOX_E_PROTOCOL;
+		st->pid = (unsigned long)json_integer_value(pid);
+	} else if ((x = json_object_get(ev, "data")) != NULL) {
+		static const char *const names[2] = {"stdout", "stderr"};
+		int i;
+		for (i = 0; i < 2; i++) {
+			json_t *s = json_object_get(x, names[i]);
+			struct sink_ctx sc = {st, i};
+			if (!s)
+				continue;
+			if (!json_is_string(s) ||
+			    tb_base64_decode(json_string_value(s),
+			                     json_string_length(s), put_output,
+			                     &sc) != 0)
+				return TASKBOX_E_PROTOCOL;
+		}
+	} else if ((x = json_object_get(ev, "end")) != NULL) {
+		take_end(st, x);
+	}
+	/* keepalive and events of later envd versions: nothing to do */
+	return st->fail;
+}
+
+static int on_frame(void *ctx, unsigned flags, const unsigned char *data,
+                    size_t len)
+{
+	struct exec_state *st = ctx;
+	json_t *msg;
+	int rc = TASKBOX_OK;
+
+	if (flags & TB_FRAME_COMPRESSED)
+		return TASKBOX_E_PROTOCOL;
+	msg = json_loadb((const char *)data, len, 0, NULL);
+	if (!json_is_object(msg)) {
+		json_decref(msg);
+		return TASKBOX_E_PROTOCOL;
+	}
+	if (flags & TB_FRAME_END_STREAM) {
+		json_t *err = json_object_get(msg, "error");
+		st->stream_done = 1;
+		if (json_is_object(err)) {
+			const char *c =
+			    json_string_value(json_object_get(err, "code"));
+			const char *m =
+			    json_string_value(json_object_get(err, "message"));
+			st->stream_error = 1;
+			snprintf(st->end_code, sizeof st->end_code, "%s",
+			         c ? c : "unknown");
+			snprintf(st->end_msg, sizeof st->end_msg, "%s",
+			         m ? m : "");
+		}
+	} else {
+		rc = take_event(st, msg);
+	}
+	json_decref(msg);
+	return rc;
+}
+
+static int sink(void *ctx, const unsigned char *p, size_t n)
+{
+	struct exec_state *st = ctx;
+	int rc = tb_frame_feed(&st->reader, p, n, on_frame, st);
+
+	if (rc != 0)
+		st->fail = rc;
+	return rc;
+}
+
+/* Kills the process through envd's SendSignal RPC (SIGKILL). */
+static void kill_process(struct exec_state *st)
+{
+	struct tb_e2b_conn *conn = st->conn;
+	struct curl_slist *headers = NULL;
+	struct tb_http_req req = {0};
+	struct tb_http_resp resp = {0};
+	char body[96], err[TASKBOX_ERRBUF_SIZE];
+	char line[TASKBOX_ERRBUF_SIZE + TASKBOX_SANDBOX_ID_MAX + 64];
+	char *url = tb_envd_url(conn, "/process.Process/SendSignal");
+	int rc;
+
+	if (!st->pid || !url || tb_envd_headers(conn, &headers) != 0 ||
+	    tb_http_header(&headers, "Content-Type", "application/json") ||
+	    tb_http_header(&headers, "Connect-Protocol-Version", "1")) {
+		free(url);
+		curl_slist_free_all(headers);
+		return;
+	}
+	snprintf(body, sizeof body,
+	         "{\"process\":{\"pid\":%lu},\"signal\":\"SIGNAL_SIGKILL\"}",
+	         st->pid);
+	req.method = "POST";
+	req.url = url;
+	req.headers = headers;
+	req.body = body;
+	req.body_len = strlen(body);
+	req.timeout_ms = TB_KILL_TIMEOUT_MS;
+	rc = tb_http_run(conn->inst, &req, &resp, err, sizeof err);
+	if (rc == TASKBOX_OK && resp.status != 200)
+		rc = tb_http_fail(conn->inst, conn->access_token, &resp, 1,
+		                  "kill", err, sizeof err);
+	/* A process that already ended is not found: that is fine. */
+	if (rc != TASKBOX_OK && rc != TASKBOX_E_NOT_FOUND) {
+		snprintf(line, sizeof line, "sandbox %s: killing pid %lu: %s",
+		         conn->id, st->pid, err);
+		st->host->log(TASKBOX_LOG_WARN, TB_E2B_NAME, line);
+	}
+	tb_http_resp_free(&resp);
+	curl_slist_free_all(headers);
+	free(url);
+}
+
+static int tick(void *ctx)
+{
+	struct exec_state *st = ctx;
+	const struct taskbox_exec_req *req = st->req;
+	uint64_t now;
+
+	if (req->cancelled && req->cancelled(req->cancelled_arg)) {
+		kill_process(st);
+		return TASKBOX_E_CANCELLED;
+	}
+	now = now_ms();
+	if (!st->timed_out && now >= st->deadline) {
+		st->timed_out = 1;
+		if (!st->pid)
+			return TASKBOX_E_TIMEOUT;
+		kill_process(st);
+		st->grace_end = now_ms() + TB_EXEC_GRACE_MS;
+	}
+	if (st->timed_out && now >= st->grace_end)
+		return TASKBOX_E_TIMEOUT;
+	return TASKBOX_OK;
+}
+
+/* The StartRequest as proto-JSON, or NULL (bad env entry or no memory). */
+static char *start_request(const struct taskbox_exec_req *req, char *errbuf,
+                           size_t errlen, int *rc)
+{
+	json_t *root, *proc, *args, *envs;
+	char *text = NULL;
+	size_t i;
+
+	root = json_object();
+	proc = json_object();
+	args = json_array();
+	envs = json_object();
+	*rc = TASKBOX_E_NOMEM;
+	if (!root || !proc || !args || !envs)
+		goto out;
+	json_object_set_new(proc, "cmd", json_string(req->argv[0]));
+	for (i = 1; req->argv[i]; i++)
+		json_array_append_new(args, json_string(req->argv[i]));
+	for (i = 0; req->env && req->env[i]; i++) {
+		const char *eq = strchr(req->env[i], '=');
+		if (!eq || eq == req->env[i]) {
+			*rc = tb_e2b_fail(
+			    errbuf, errlen, NULL, NULL, TASKBOX_E_INVALID,
+			    "exec: env entry %zu is not NAME=value", i);
+			goto out;
+		}
+		json_object_setn_new(envs, req->env[i],
+		                     (size_t)(eq - req->env[i]),
+		                     json_string(eq + 1));
+	}
+	json_object_set(proc, "args", args);
+	json_object_set(proc, "envs", envs);
+	if (req->cwd)
+		json_object_set_new(proc, "cwd", json_string(req->cwd));
+	json_object_set(root, "process", proc);
+	json_object_set_new(root, "stdin", json_false());
+	text = json_dumps(root, JSON_COMPACT);
+	*rc = text ? TASKBOX_OK : TASKBOX_E_NOMEM;
+out:
+	if (*rc == TASKBOX_E_NOMEM)
+		tb_e2b_fail(errbuf, errlen, NULL, NULL, *rc,
+		            "exec: out of memory");
+	json_decref(root);
+	json_decref(proc);
+	json_decref(args);
+	json_decref(envs);
+	return text;
+}
+
+/* Decides the outcome once the stream is over (or abandoned with rc). */
+static int outcome(struct exec_state *st, int rc, struct tb_http_resp *resp,
+                   char *errbuf, size_t errlen)
+{
+	struct tb_e2b_conn *conn = st->conn;
+
+	if (rc == TASKBOX_E_CANCELLED)
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL, rc,
+		                   "exec: cancelled; the process was killed");
+	if (st->timed_out && st->pid &&
+	    (rc == TASKBOX_OK || rc == TASKBOX_E_TIMEOUT)) {
+		if (!st->ended)
+			st->res->exit_code = -1;
+		st->res->timed_out = 1;
+		return TASKBOX_OK;
+	}
+	if (rc == TASKBOX_E_TIMEOUT)
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL, rc,
+		                   "exec: envd did not start the process "
+		                   "within %u ms",
+		                   (unsigned)st->req->timeout_ms);
+	if (st->fail)
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL, st->fail,
+		                   "exec: %s",
+		                   st->fail == TASKBOX_E_NOMEM
+		                       ? "out of memory"
+		                       : "malformed Connect stream from envd");
+	if (rc != TASKBOX_OK)
+		return rc;
+	if (resp->status != 200)
+		return tb_http_fail(conn->inst, conn->access_token, resp, 1,
+		                    "exec", errbuf, errlen);
+	if (st->stream_error &&
+	    strcmp(st->end_code, "deadline_exceeded") == 0 && st->pid) {
+		if (!st->ended)
+			st->res->exit_code = -1;
+		st->res->timed_out = 1;
+		return TASKBOX_OK;
+	}
+	if (st->stream_error)
+		return tb_e2b_fail(errbuf, errlen, conn->inst->api_key,
+		                   conn->access_token,
+		                   tb_e2b_connect_code(st->end_code),
+		                   "exec: %s: %s", st->end_code, st->end_msg);
+	if (!st->ended || !st->stream_done || tb_frame_pending(&st->reader))
+		return tb_e2b_fail(
+		    errbuf, errlen, NULL, NULL, TASKBOX_E_PROTOCOL,
+		    "exec: the stream ended before the process's "
+		    "end event");
+	return TASKBOX_OK;
+}
+
+int tb_envd_exec(struct tb_e2b_conn *conn, const struct taskbox_exec_req *req,
+                 struct taskbox_exec_result *res, char *errbuf, size_t errlen)
+{
+	struct exec_state st;
+	struct curl_slist *headers = NULL;
+	struct tb_http_req hreq = {0};
+	struct tb_http_resp resp = {0};
+	unsigned char *frame = NULL;
+	size_t frame_len = 0;
+	char *json = NULL, *url = NULL, tmo[32];
+	int rc;
+
+	if (!req->argv || !req->argv[0] || !req->argv[0][0])
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL,
+		                   TASKBOX_E_INVALID,
+		                   "exec: argv[0] must be a non-empty string");
+	if (req->timeout_ms == 0)
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL,
+		                   TASKBOX_E_INVALID,
+		                   "exec: timeout_ms must be > 0");
+	memset(&st, 0, sizeof st);
+	st.conn = conn;
+	st.req = req;
+	st.res = res;
+	st.host = conn->inst->host;
+	res->exit_code = -1;
+	tb_frame_reader_init(&st.reader, TB_EXEC_MAX_FRAME);
+	json = start_request(req, errbuf, errlen, &rc);
+	if (!json)
+		goto out;
+	url = tb_envd_url(conn, "/process.Process/Start");
+	snprintf(tmo, sizeof tmo, "%lu",
+	         (unsigned long)req->timeout_ms + TB_EXEC_SERVER_SLACK_MS);
+	if (!url ||
+	    tb_frame_encode(0, json, strlen(json), &frame, &frame_len) != 0 ||
+	    tb_envd_headers(conn, &headers) != 0 ||
+	    tb_http_header(&headers, "Content-Type",
+	                   "application/connect+json") != 0 ||
+	    tb_http_header(&headers, "Connect-Protocol-Version", "1") != 0 ||
+	    tb_http_header(&headers, "Connect-Timeout-Ms", tmo) != 0 ||
+	    tb_http_header(&headers, "Keepalive-Ping-Interval", "30") != 0) {
+		rc = tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_NOMEM,
+		                 "exec: out of memory");
+		goto out;
+	}
+	hreq.method = "POST";
+	hreq.url = url;
+	hreq.headers = headers;
+	hreq.body = frame;
+	hreq.body_len = frame_len;
+	hreq.sink = sink;
+	hreq.tick = tick;
+	hreq.ctx = &st;
+	hreq.retry_429 = 1;
+	st.deadline = now_ms() + req->timeout_ms;
+	rc = tb_http_run(conn->inst, &hreq, &resp, errbuf, errlen);
+	rc = outcome(&st, rc, &resp, errbuf, errlen);
+out:
+	tb_frame_reader_free(&st.reader);
+	tb_http_resp_free(&resp);
+	curl_slist_free_all(headers);
+	free(frame);
+	free(json);
+	free(url);
+	return rc;
+}
