@@ -20,9 +20,10 @@ tests_e2b_e2b_driver_LDADD = $(JANSSON_LIBS)
 EXTRA_DIST += tests/e2b/fake/server.mjs tests/e2b/fake/spawn.mjs \
 	tests/e2b/fake/api.mjs tests/e2b/fake/envd.mjs \
 	tests/e2b/fake/process.mjs tests/e2b/fake/files.mjs \
-	tests/e2b/fake/connect.mjs tests/e2b/fake/sandboxes.mjs
+	tests/e2b/fake/connect.mjs tests/e2b/fake/sandboxes.mjs \
+	tests/e2b/plugin-driver.mjs
 
 if INTEGRATION_TESTS
-TESTS += tests/e2b/sdk-fidelity.test.mjs
+TESTS += tests/e2b/sdk-fidelity.test.mjs tests/e2b/plugin.test.mjs
 endif
-EXTRA_DIST += tests/e2b/sdk-fidelity.test.mjs
+EXTRA_DIST += tests/e2b/sdk-fidelity.test.mjs tests/e2b/plugin.test.mjs

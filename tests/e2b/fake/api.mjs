@@ -37,6 +37,7 @@ export function makeApiHandler(fake) {
 
     if (path.startsWith("/_fake/")) return fakeControl(fake, req, res, path);
 
+    if (fake.faults.delayMs > 0) await new Promise((r) => setTimeout(r, fake.faults.delayMs));
     if (fake.rateLimit.count > 0) {
       fake.rateLimit.count--;
       res.setHeader("Retry-After", String(fake.rateLimit.retryAfter));
@@ -46,8 +47,12 @@ export function makeApiHandler(fake) {
       res.writeHead(200);
       return res.end();
     }
-    if (req.headers["x-api-key"] !== fake.apiKey)
-      return sendError(res, 401, "Invalid API key");
+    if (req.headers["x-api-key"] !== fake.apiKey) {
+      // The echo switch makes the fake quote the key it was given, so that
+      // tests can see the client keep it out of its messages.
+      const quoted = fake.faults.echoKey ? `: ${req.headers["x-api-key"]}` : "";
+      return sendError(res, 401, `Invalid API key${quoted}`);
+    }
 
     let body;
     try {
@@ -140,6 +145,10 @@ async function fakeControl(fake, req, res, path) {
   if (path === "/_fake/rate_limit" && req.method === "POST") {
     fake.rateLimit = { count: body.count ?? 1, retryAfter: body.retry_after ?? 1 };
     return sendJson(res, 200, fake.rateLimit);
+  }
+  if (path === "/_fake/faults" && req.method === "POST") {
+    fake.faults = { delayMs: body.delay_ms ?? 0, echoKey: !!body.echo_key };
+    return sendJson(res, 200, fake.faults);
   }
   const m = /^\/_fake\/sandboxes\/([^/]+)\/vanish$/.exec(path);
   if (m && req.method === "POST") {

@@ -39,6 +39,7 @@ export async function startFake(opts = {}) {
     sandboxUrl: info.sandbox_url,
     apiKey: info.api_key,
     rateLimit: (count, retryAfter) => control("POST", "/_fake/rate_limit", { count, retry_after: retryAfter }),
+    faults: (f) => control("POST", "/_fake/faults", f),
     vanish: (id) => control("POST", `/_fake/sandboxes/${id}/vanish`, {}),
     pause: (id) => api("POST", `/sandboxes/${id}/pause`),
     info: async (id) => {

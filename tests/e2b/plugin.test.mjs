@@ -1,0 +1,316 @@
+// The e2b plugin against the loopback fake, op by op: every op of the ABI,
+// big output, file offsets, timeouts and cancellation, and what only this
+// provider meets: a paused sandbox resumed through connect, a sandbox gone
+// behind our back (502 from the sandbox proxy), a wrong API key, a rate
+// limit, and the key never showing in a message, a log or a page.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startFake } from "./fake/spawn.mjs";
+import { Driver, RC, b64, unb64 } from "./plugin-driver.mjs";
+
+let fake;
+const drivers = [];
+
+before(async () => {
+  fake = await startFake();
+});
+
+after(async () => {
+  for (const d of drivers) await d.close();
+  // Nothing the plugin printed or logged in any test holds the key.
+  for (const d of drivers) {
+    assert.ok(!d.stdout.includes(fake.apiKey), "the key is in an answer");
+    assert.ok(!d.stderr.includes(fake.apiKey), "the key is in a log line");
+  }
+  await fake.stop();
+});
+
+function settings(extra = {}) {
+  return { api_url: fake.apiUrl, sandbox_url: fake.sandboxUrl, ...extra };
+}
+
+async function driver(extraSettings = {}, env = {}) {
+  const d = new Driver({ E2B_API_KEY: fake.apiKey, ...env });
+  drivers.push(d);
+  const init = await d.op({ op: "init", settings: settings(extraSettings) });
+  assert.equal(init.rc, RC.OK, init.err);
+  return d;
+}
+
+async function sandbox(d) {
+  const c = await d.op({ op: "create", lifetime: 120 });
+  assert.equal(c.rc, RC.OK, c.err);
+  const k = await d.op({ op: "connect", id: c.id });
+  assert.equal(k.rc, RC.OK, k.err);
+  return c.id;
+}
+
+const exec = (d, argv, more = {}) => d.op({ op: "exec", argv, timeout_ms: 10000, ...more });
+const text = (r, stream = "stdout") => unb64(r[stream]).toString();
+
+test("settings are validated and unknown ones refused by name", async () => {
+  const d = new Driver({});
+  drivers.push(d);
+  for (const [s, word] of [
+    [{ colour: "blue" }, "settings.colour"],
+    [{ api_url: "ftp://x" }, "settings.api_url"],
+    [{ sandbox_url: 7 }, "settings.sandbox_url"],
+    [{ api_key_env: "1BAD" }, "settings.api_key_env"],
+    [{ domain: "a b" }, "settings.domain"],
+    [{ template: "" }, "settings.template"],
+    [{ default_lifetime: 0 }, "settings.default_lifetime"],
+    [{ request_timeout: "60" }, "settings.request_timeout"],
+  ]) {
+    const r = await d.op({ op: "init", settings: s });
+    assert.equal(r.rc, RC.INVALID, JSON.stringify(s));
+    assert.ok(r.err.includes(word), `${r.err} names ${word}`);
+  }
+  const ok = await d.op({
+    op: "init",
+    settings: { domain: "example.test", template: "base", default_lifetime: 600, request_timeout: 5 },
+  });
+  assert.equal(ok.rc, RC.OK, ok.err);
+  await d.op({ op: "fini" });
+});
+
+test("every op of the ABI works against the fake", async () => {
+  const d = await driver();
+  const id = await sandbox(d);
+
+  const r = await exec(d, ["sh", "-c", 'printf "%s|%s" "$1" "$GREETING"; echo oops >&2; exit 3', "sh", "a b 'c'"], {
+    env: ["GREETING=hi there"],
+  });
+  assert.equal(r.rc, RC.OK, r.err);
+  assert.equal(r.exit_code, 3);
+  assert.equal(text(r), "a b 'c'|hi there", "argv goes through without a shell");
+  assert.equal(text(r, "stderr"), "oops\n");
+
+  const home = text(await exec(d, ["pwd"])).trim();
+  await exec(d, ["mkdir", "sub"]);
+  assert.equal(text(await exec(d, ["pwd"], { cwd: "sub" })).trim(), `${home}/sub`, "a relative cwd is in the home");
+  const badCwd = await exec(d, ["pwd"], { cwd: "/no/such/dir" });
+  assert.equal(badCwd.rc, RC.INVALID);
+  assert.match(badCwd.err, /does not exist/);
+  const missing = await exec(d, ["no-such-command-here"]);
+  assert.equal(missing.rc, RC.OK);
+  assert.equal(missing.exit_code, 127);
+  const killed = await exec(d, ["sh", "-c", "kill -TERM $$"]);
+  assert.equal(killed.exit_code, 128 + 15, "a signal death is 128+N");
+
+  const data = Buffer.from([0, 1, 2, 3, 255, 10, 65, 66]);
+  let w = await d.op({ op: "write_file", path: "deep/er/f.bin", data: data.toString("base64"), mode: 0o640 });
+  assert.equal(w.rc, RC.OK, w.err);
+  assert.equal(text(await exec(d, ["stat", "-c", "%a %s", "deep/er/f.bin"])), "640 8\n");
+  w = await d.op({ op: "write_file", path: `${home}/deep/er/f.bin`, data: b64("new"), mode: 0o755 });
+  assert.equal(w.rc, RC.OK, w.err);
+  assert.equal(text(await exec(d, ["stat", "-c", "%a %s", "deep/er/f.bin"])), "755 3\n", "write replaces");
+  w = await d.op({ op: "write_file", path: "empty", data: "", mode: 0o600 });
+  assert.equal(w.rc, RC.OK, w.err);
+
+  await d.op({ op: "write_file", path: "abc.txt", data: b64("0123456789"), mode: 0o644 });
+  const page = async (offset, length) => d.op({ op: "read_file", path: "abc.txt", offset, length });
+  let p = await page(0, 4);
+  assert.equal(unb64(p.data).toString(), "0123");
+  assert.equal(p.file_size, 10);
+  p = await page(7, 100);
+  assert.equal(unb64(p.data).toString(), "789");
+  p = await page(10, 5);
+  assert.equal(p.rc, RC.OK, "reading at the end is fine");
+  assert.equal(p.data, "");
+  assert.equal(p.file_size, 10);
+  p = await page(50, 5);
+  assert.equal(p.rc, RC.OK, "reading past the end is fine");
+  assert.equal(p.data, "");
+  p = await page(3, 0);
+  assert.equal(p.rc, RC.OK);
+  assert.equal(p.data, "");
+  assert.equal(p.file_size, 10);
+  p = await d.op({ op: "read_file", path: "empty", offset: 0, length: 10 });
+  assert.equal(p.rc, RC.OK, p.err);
+  assert.equal(p.file_size, 0);
+  p = await d.op({ op: "read_file", path: "nope.txt", offset: 0, length: 10 });
+  assert.equal(p.rc, RC.NOT_FOUND);
+  assert.match(p.err, /does not exist/);
+
+  // procfs: envd's file server sees no size there, so cat serves it.
+  const pid = text(await exec(d, ["sh", "-c", "sleep 5 >/dev/null 2>&1 & echo $!"])).trim();
+  p = await d.op({ op: "read_file", path: `/proc/${pid}/stat`, offset: 0, length: 4096 });
+  assert.equal(p.rc, RC.OK, p.err);
+  assert.match(unb64(p.data).toString(), new RegExp(`^${pid} \\(sleep\\) `));
+  p = await d.op({ op: "read_file", path: "/proc/999999999/stat", offset: 0, length: 10 });
+  assert.equal(p.rc, RC.NOT_FOUND, p.err);
+
+  const renew = await d.op({ op: "renew", lifetime: 600 });
+  assert.equal(renew.rc, RC.OK, renew.err);
+  const info = await fake.info(id);
+  assert.ok(new Date(info.endAt) - Date.now() > 500_000, "renew set the lifetime");
+
+  await d.op({ op: "close" });
+  let x = await d.op({ op: "destroy", id });
+  assert.equal(x.rc, RC.OK, x.err);
+  x = await d.op({ op: "destroy", id });
+  assert.equal(x.rc, RC.NOT_FOUND, "destroying a destroyed sandbox");
+  x = await d.op({ op: "connect", id });
+  assert.equal(x.rc, RC.NOT_FOUND);
+  x = await d.op({ op: "connect", id: "bad/id" });
+  assert.equal(x.rc, RC.INVALID);
+});
+
+test("the requests carry what the service expects", async () => {
+  const d = await driver();
+  await fake.clearRequests();
+  const id = await sandbox(d);
+  await exec(d, ["true"]);
+  await d.op({ op: "read_file", path: "x", offset: 5, length: 10 });
+  const reqs = await fake.requests();
+  const create = reqs.find((r) => r.plane === "api" && r.method === "POST" && r.url === "/v2/sandboxes");
+  assert.ok(create && create.headers["has-x-api-key"], "create sends X-API-Key");
+  assert.ok(reqs.find((r) => r.url === `/v2/sandboxes/${id}/connect`), "connect uses the v2 path");
+  const start = reqs.find((r) => r.url === "/process.Process/Start");
+  assert.equal(start.headers["content-type"], "application/connect+json");
+  assert.equal(start.headers["connect-protocol-version"], "1");
+  assert.equal(start.headers["e2b-sandbox-id"], id);
+  assert.equal(start.headers["e2b-sandbox-port"], "49983");
+  assert.ok(Number(start.headers["connect-timeout-ms"]) >= 10000);
+  assert.ok(start.headers["has-x-access-token"]);
+  const read = reqs.find((r) => r.url.startsWith("/files?path=x"));
+  assert.equal(read.headers.range, "bytes=5-14");
+  await d.op({ op: "close" });
+  await d.op({ op: "destroy", id });
+});
+
+test("10 MiB of output, output limits and offsets into a big file", async () => {
+  const d = await driver();
+  const id = await sandbox(d);
+  const big = await exec(d, ["sh", "-c", "head -c 10485760 /dev/zero | tr '\\0' x; echo tail >&2"], { timeout_ms: 60000 });
+  assert.equal(big.rc, RC.OK, big.err);
+  const out = unb64(big.stdout);
+  assert.equal(out.length, 10485760);
+  assert.ok(out.every((c) => c === 0x78));
+  assert.equal(text(big, "stderr"), "tail\n");
+  assert.equal(big.out_truncated, false);
+
+  const cut = await exec(d, ["sh", "-c", "seq 1 2000000"], { output_limit: 1000, timeout_ms: 60000 });
+  assert.equal(cut.rc, RC.OK, cut.err);
+  assert.equal(unb64(cut.stdout).length, 1000);
+  assert.equal(cut.out_truncated, true);
+  assert.equal(cut.exit_code, 0, "the rest was read, the command was not blocked");
+
+  await exec(d, ["sh", "-c", "seq -w 0 999999 > big.txt"], { timeout_ms: 60000 });
+  const p = await d.op({ op: "read_file", path: "big.txt", offset: 7 * 500000, length: 21 });
+  assert.equal(p.rc, RC.OK, p.err);
+  assert.equal(unb64(p.data).toString(), "500000\n500001\n500002\n");
+  assert.equal(p.file_size, 7000000);
+  await d.op({ op: "close" });
+  await d.op({ op: "destroy", id });
+});
+
+test("a timeout kills the process and says so; cancel stops the op", async () => {
+  const d = await driver();
+  const id = await sandbox(d);
+  const t0 = Date.now();
+  const r = await exec(d, ["sh", "-c", "echo $$ > pid; echo started; exec sleep 30"], { timeout_ms: 700 });
+  assert.equal(r.rc, RC.OK, r.err);
+  assert.equal(r.timed_out, true);
+  assert.equal(text(r), "started\n", "output before the timeout is kept");
+  assert.ok(Date.now() - t0 < 5000, "the op returned soon after the timeout");
+  let pid = text(await exec(d, ["cat", "pid"])).trim();
+  let alive = await exec(d, ["kill", "-0", pid]);
+  assert.notEqual(alive.exit_code, 0, "the timed-out process is dead");
+
+  const c = await exec(d, ["sh", "-c", "echo $$ > pid2; exec sleep 30"], { cancel_after_ms: 400 });
+  assert.equal(c.rc, RC.CANCELLED);
+  pid = text(await exec(d, ["cat", "pid2"])).trim();
+  alive = await exec(d, ["kill", "-0", pid]);
+  assert.notEqual(alive.exit_code, 0, "the cancelled process is dead");
+  await d.op({ op: "close" });
+  await d.op({ op: "destroy", id });
+});
+
+test("a paused sandbox is resumed through connect", async () => {
+  const d = await driver();
+  const id = await sandbox(d);
+  await exec(d, ["sh", "-c", "echo kept > state.txt"]);
+  assert.equal(await fake.pause(id), 204);
+  const r = await exec(d, ["true"]);
+  assert.equal(r.rc, RC.GONE, "envd is unreachable while paused");
+  await d.op({ op: "close" });
+  const k = await d.op({ op: "connect", id });
+  assert.equal(k.rc, RC.OK, k.err);
+  assert.match(d.stderr, /resumed/, "the resume is logged");
+  assert.equal(text(await exec(d, ["cat", "state.txt"])), "kept\n");
+  assert.equal((await fake.info(id)).state, "running");
+  await d.op({ op: "close" });
+  await d.op({ op: "destroy", id });
+});
+
+test("a sandbox gone behind our back is GONE on envd, NOT_FOUND on the API", async () => {
+  const d = await driver();
+  const id = await sandbox(d);
+  await fake.vanish(id);
+  const r = await exec(d, ["true"]);
+  assert.equal(r.rc, RC.GONE);
+  assert.match(r.err, /502.*not found/);
+  const p = await d.op({ op: "read_file", path: "x", offset: 0, length: 1 });
+  assert.equal(p.rc, RC.GONE);
+  const w = await d.op({ op: "write_file", path: "x", data: b64("x"), mode: 0o644 });
+  assert.equal(w.rc, RC.GONE);
+  await d.op({ op: "close" });
+  assert.equal((await d.op({ op: "connect", id })).rc, RC.NOT_FOUND);
+  assert.equal((await d.op({ op: "destroy", id })).rc, RC.NOT_FOUND);
+});
+
+test("a wrong or missing API key is AUTH and never echoed", async () => {
+  const wrongKey = "e2b_" + "5".repeat(40);
+  let d = await driver({ api_key_env: "TB_TEST_WRONG_KEY" }, { TB_TEST_WRONG_KEY: wrongKey });
+  await fake.faults({ echo_key: true }); // the fake quotes the key it got
+  try {
+    const r = await d.op({ op: "create" });
+    assert.equal(r.rc, RC.AUTH);
+    assert.match(r.err, /HTTP 401: Invalid API key/);
+    assert.ok(!r.err.includes(wrongKey), "the key is scrubbed from the service's message");
+    assert.ok(!r.err.includes(wrongKey.slice(0, 20)));
+    assert.ok(!d.stderr.includes(wrongKey));
+    assert.equal((await d.op({ op: "connect", id: "ianything" })).rc, RC.AUTH);
+  } finally {
+    await fake.faults({});
+  }
+  d = await driver({ api_key_env: "TB_TEST_UNSET_KEY" }, { TB_TEST_UNSET_KEY: "" });
+  const r = await d.op({ op: "create" });
+  assert.equal(r.rc, RC.AUTH);
+  assert.match(r.err, /TB_TEST_UNSET_KEY/, "the message names the variable");
+});
+
+test("a rate limit is waited out as Retry-After says, within bounds", async () => {
+  const d = await driver();
+  await fake.rateLimit(2, 1);
+  const t0 = Date.now();
+  const c = await d.op({ op: "create" });
+  assert.equal(c.rc, RC.OK, c.err);
+  assert.ok(Date.now() - t0 >= 1900, "it waited Retry-After before each retry");
+  assert.match(d.stderr, /rate limited; retrying in 1 s/);
+
+  await fake.rateLimit(1, 3600);
+  const r = await d.op({ op: "connect", id: c.id });
+  assert.equal(r.rc, RC.RATE_LIMITED, "a wait too long is not waited");
+  assert.match(r.err, /429.*retry after 3600/);
+
+  await fake.rateLimit(10, 0);
+  const many = await d.op({ op: "destroy", id: c.id });
+  assert.equal(many.rc, RC.RATE_LIMITED, "retries are bounded");
+  await fake.rateLimit(0, 0);
+  assert.equal((await d.op({ op: "destroy", id: c.id })).rc, RC.OK);
+});
+
+test("a control-plane request that takes too long is TIMEOUT", async () => {
+  const d = await driver({ request_timeout: 1 });
+  await fake.faults({ delay_ms: 3000 });
+  try {
+    const t0 = Date.now();
+    const r = await d.op({ op: "create" });
+    assert.equal(r.rc, RC.TIMEOUT, r.err);
+    assert.ok(Date.now() - t0 < 2500);
+  } finally {
+    await fake.faults({});
+  }
+});
