@@ -3,10 +3,13 @@
 #include "config.h"
 
 #include "modules.h"
+#include "tasks.h"
 
 int tb_modules_init(const struct tb_config *cfg, bool test_tools)
 {
 	(void)cfg;
 	(void)test_tools;
+	if (tb_tasks_init(cfg) < 0)
+		return -1;
 	return 0;
 }

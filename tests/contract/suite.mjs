@@ -1,0 +1,452 @@
+// The provider contract suite: the reconnectable-task contract driven
+// through the official MCP SDK client against the real binary, for any
+// provider. A provider module (providers/NAME.mjs) exports
+//   { name, async setup({ sandboxEnv }) -> { config, env }, async teardown() }
+// where config is the taskbox config object naming that provider as the
+// default instance and sandboxEnv are variables its sandboxes must see.
+// Everything the suite does inside a sandbox goes through the tools, so it
+// holds for every provider.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { callTool, scratchDir, startServer, writeConfig } from "../lib/client.mjs";
+
+const SECRET_NAME = "TB_CONTRACT_SECRET_TOKEN";
+const SECRET = "s3cr3t-Contract-Value-0451";
+const HOST_SECRET_NAME = "TB_CONTRACT_HOST_MASKED";
+const HOST_SECRET = "host-only-Masked-Value-7788";
+const TERMINAL = ["succeeded", "failed", "cancelled", "timed_out"];
+const STATES = [...TERMINAL, "running", "unknown"];
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Waits for cond() to return a truthy value, polling; fails after limitMs.
+async function until(what, cond, limitMs = 60000, everyMs = 100) {
+  const end = Date.now() + limitMs;
+  for (;;) {
+    const v = await cond();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+function data(result) {
+  if (result.structuredContent) return result.structuredContent;
+  return JSON.parse(result.content[0].text);
+}
+
+// The structured result of a successful call.
+function ok(result, what) {
+  assert.ok(!result.isError, `${what}: unexpected tool error: ${result.content?.[0]?.text}`);
+  return data(result);
+}
+
+// The text of a tool error.
+function failure(result, what) {
+  assert.equal(result.isError, true, `${what}: expected a tool error, got ${result.content?.[0]?.text}`);
+  return result.content.map((c) => c.text || "").join("\n");
+}
+
+export function contractSuite(provider) {
+  describe(`reconnectable tasks on ${provider.name}`, () => {
+    let cfgPath;
+    let env;
+    const servers = new Set();
+    const sandboxes = new Set();
+
+    async function server() {
+      const s = await startServer({ args: ["--config", cfgPath], env });
+      servers.add(s);
+      return s;
+    }
+
+    async function closeServer(s) {
+      servers.delete(s);
+      await s.close();
+    }
+
+    // kill -9 and wait until the process is gone.
+    async function killServer(s) {
+      servers.delete(s);
+      const pid = s.pid;
+      s.kill("SIGKILL");
+      await until("the killed server to exit", () => {
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      }, 10000, 20);
+      await s.close().catch(() => {});
+    }
+
+    async function call(s, name, args) {
+      return callTool(s.client, name, args);
+    }
+
+    async function createSandbox(s, args = {}) {
+      const r = ok(await call(s, "create_sandbox", { timeout: 900, ...args }), "create_sandbox");
+      assert.match(r.sandbox_id, /^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,127}$/);
+      sandboxes.add(r.sandbox_id);
+      return r.sandbox_id;
+    }
+
+    async function start(s, sandbox_id, command, extra = {}) {
+      const r = ok(await call(s, "start_task", { sandbox_id, command, ...extra }), `start_task ${command}`);
+      if (sandbox_id) assert.equal(r.sandbox_id, sandbox_id);
+      assert.match(r.task_id, /^[0-9a-f]{32}$/);
+      assert.ok(STATES.includes(r.state), r.state);
+      return r;
+    }
+
+    async function getTask(s, sandbox_id, task_id, extra = {}) {
+      return ok(await call(s, "get_task", { sandbox_id, task_id, ...extra }), "get_task");
+    }
+
+    async function waitDone(s, sandbox_id, task_id, limitMs = 60000) {
+      return until(`task ${task_id} to finish`, async () => {
+        const r = await getTask(s, sandbox_id, task_id);
+        return TERMINAL.includes(r.state) ? r : null;
+      }, limitMs);
+    }
+
+    // Reads one stream whole, page by page, passing each next offset on.
+    async function readStream(s, sandbox_id, task_id, stream, limit = 5) {
+      let offset = 0;
+      let text = "";
+      for (;;) {
+        const r = await getTask(s, sandbox_id, task_id, { [`${stream}_offset`]: offset, limit });
+        text += r[stream];
+        const next = r[`${stream}_next_offset`];
+        if (next === offset) return { text, size: r[`${stream}_size`] };
+        assert.ok(next - offset <= limit, "a page is at most limit bytes");
+        offset = next;
+      }
+    }
+
+    async function run(s, sandbox_id, command) {
+      return ok(await call(s, "run_command", { sandbox_id, command }), `run_command ${command}`);
+    }
+
+    async function taskDirs(s, sandbox_id) {
+      const r = await run(s, sandbox_id, "ls .taskbox/tasks 2>/dev/null || true");
+      return r.stdout.split("\n").filter((x) => /^[0-9a-f]{32}$/.test(x));
+    }
+
+    async function statusRecord(s, sandbox_id, task_id) {
+      const r = ok(await call(s, "read_file", { sandbox_id, path: `.taskbox/tasks/${task_id}/status.json` }), "read_file status");
+      return JSON.parse(r.content);
+    }
+
+    before(async () => {
+      const p = await provider.setup({ sandboxEnv: { [SECRET_NAME]: SECRET } });
+      const config = { ...p.config, mask: { values_from_env: [HOST_SECRET_NAME] } };
+      cfgPath = writeConfig(scratchDir("taskbox-contract-cfg-"), config);
+      env = { ...p.env, [HOST_SECRET_NAME]: HOST_SECRET };
+    });
+
+    after(async () => {
+      for (const s of servers) await s.close().catch(() => {});
+      if (sandboxes.size) {
+        const s = await server().catch(() => null);
+        if (s) {
+          for (const id of sandboxes) await call(s, "kill_sandbox", { sandbox_id: id }).catch(() => {});
+          await closeServer(s);
+        }
+      }
+      await provider.teardown();
+    });
+
+    test("the whole scenario: start, kill the server, reconnect, read, cancel, clean up", { timeout: 120000 }, async () => {
+      const a = await server();
+      const sb = await createSandbox(a);
+      const t = await start(a, undefined, "printf BEFORE; sleep 2; printf AFTER; printf oops >&2; exit 3", { timeout: 120 });
+      assert.equal(t.sandbox_id, sb, "start_task without sandbox_id uses the newest sandbox");
+      await killServer(a);
+
+      const b = await server();
+      const done = await waitDone(b, sb, t.task_id);
+      assert.equal(done.state, "failed");
+      assert.equal(done.exit_code, 3, "a saved nonzero exit code is data");
+      assert.ok(Number.isInteger(done.started_at) && Number.isInteger(done.finished_at));
+      assert.ok(done.finished_at >= done.started_at);
+      assert.equal(done.error, null);
+      const out = await readStream(b, sb, t.task_id, "stdout", 4);
+      assert.equal(out.text, "BEFOREAFTER");
+      assert.equal(out.size, 11);
+      const err = await readStream(b, sb, t.task_id, "stderr", 3);
+      assert.equal(err.text, "oops");
+      // A saved offset replays the same page.
+      const p1 = await getTask(b, sb, t.task_id, { stdout_offset: 6, limit: 3 });
+      const p2 = await getTask(b, sb, t.task_id, { stdout_offset: 6, limit: 3 });
+      assert.equal(p1.stdout, "AFT");
+      assert.deepEqual(p2, p1);
+      assert.equal(p1.stdout_next_offset, 9);
+
+      const long = await start(b, sb, "sleep 300");
+      const c = ok(await call(b, "cancel_task", { sandbox_id: sb, task_id: long.task_id }), "cancel_task");
+      assert.equal(c.state, "cancelled");
+      const again = ok(await call(b, "cancel_task", { sandbox_id: sb, task_id: long.task_id }), "cancel again");
+      assert.equal(again.state, "cancelled", "a second cancel returns the saved outcome");
+      assert.equal(again.finished_at, c.finished_at);
+
+      ok(await call(b, "kill_sandbox", { sandbox_id: sb }), "kill_sandbox");
+      sandboxes.delete(sb);
+      const gone = failure(await call(b, "get_task", { sandbox_id: sb, task_id: t.task_id }), "get_task after kill");
+      assert.ok(gone.includes(sb), `the error names the sandbox: ${gone}`);
+      await closeServer(b);
+    });
+
+    test("each state is reached for real", { timeout: 120000 }, async () => {
+      const s = await server();
+      const sb = await createSandbox(s);
+      const succ = await start(s, sb, "echo fine");
+      const fail = await start(s, sb, "echo bad >&2; exit 7");
+      const canc = await start(s, sb, "sleep 300");
+      const tout = await start(s, sb, "sleep 300", { timeout: 1 });
+      const lost = await start(s, sb, "sleep 300");
+
+      const r1 = await waitDone(s, sb, succ.task_id);
+      assert.equal(r1.state, "succeeded");
+      assert.equal(r1.exit_code, 0);
+      assert.equal(r1.stdout, "fine\n");
+      const r2 = await waitDone(s, sb, fail.task_id);
+      assert.equal(r2.state, "failed");
+      assert.equal(r2.exit_code, 7);
+      assert.equal(r2.stderr, "bad\n");
+      const r3 = ok(await call(s, "cancel_task", { sandbox_id: sb, task_id: canc.task_id }), "cancel");
+      assert.equal(r3.state, "cancelled");
+      assert.equal(r3.error, null);
+      const r4 = await waitDone(s, sb, tout.task_id, 30000);
+      assert.equal(r4.state, "timed_out");
+
+      // Kill the supervisor the way a crash would: SIGKILL to its
+      // recorded pid. The task is then unknown, never a success.
+      const rec = await statusRecord(s, sb, lost.task_id);
+      assert.equal(rec.state, "running");
+      await run(s, sb, `kill -9 ${rec.supervisor_pid}`);
+      const r5 = await until("the dead supervisor to be noticed", async () => {
+        const r = await getTask(s, sb, lost.task_id);
+        return r.state === "unknown" ? r : null;
+      }, 15000);
+      assert.equal(r5.exit_code, null);
+      assert.match(r5.error, /supervisor/);
+      const r6 = ok(await call(s, "cancel_task", { sandbox_id: sb, task_id: lost.task_id }), "cancel of unknown");
+      assert.notEqual(r6.state, "cancelled", "cancellation is not claimed without a supervisor");
+      assert.ok(["unknown", "running"].includes(r6.state));
+      assert.match(r6.error, /not confirmed/);
+      await closeServer(s);
+    });
+
+    test("10 MiB on each stream: 1 MiB kept, truncation reported, the task finishes", { timeout: 180000 }, async () => {
+      const s = await server();
+      const sb = await createSandbox(s);
+      const t = await start(s, sb,
+        "head -c 10485760 /dev/zero | tr '\\0' o; head -c 10485760 /dev/zero | tr '\\0' e >&2; echo done-marker-never-saved");
+      const r = await waitDone(s, sb, t.task_id, 150000);
+      assert.equal(r.state, "succeeded");
+      assert.equal(r.stdout_size, 1048576);
+      assert.equal(r.stderr_size, 1048576);
+      assert.equal(r.stdout_truncated, true);
+      assert.equal(r.stderr_truncated, true);
+      const tail = await getTask(s, sb, t.task_id, { stdout_offset: 1048576 - 10, stderr_offset: 1048576, limit: 65536 });
+      assert.equal(tail.stdout, "oooooooooo");
+      assert.equal(tail.stdout_next_offset, 1048576);
+      assert.equal(tail.stderr, "");
+      const big = await getTask(s, sb, t.task_id, { limit: 65536 });
+      assert.equal(big.stdout.length, 65536);
+      assert.equal(big.stdout_next_offset, 65536);
+      await closeServer(s);
+    });
+
+    test("secrets are masked, also when split across reads", { timeout: 60000 }, async () => {
+      const s = await server();
+      const sb = await createSandbox(s);
+      // The secret is printed in two halves with a pause between, so the
+      // supervisor sees it across two pipe reads.
+      const t = await start(s, sb,
+        `v="$${SECRET_NAME}"; printf 'A:%s' "$(printf %s "$v" | cut -c1-10)"; sleep 1; printf '%s:Z' "$(printf %s "$v" | cut -c11-)"`);
+      const r = await waitDone(s, sb, t.task_id);
+      assert.equal(r.state, "succeeded");
+      assert.equal(r.stdout, "A:****:Z");
+      assert.ok(!r.stdout.includes(SECRET.slice(0, 10)));
+
+      // The host's configured values are masked on each returned page,
+      // the command text included.
+      const h = await start(s, sb, `echo "${HOST_SECRET}"; echo "${HOST_SECRET}" >&2`);
+      const hr = await waitDone(s, sb, h.task_id);
+      assert.equal(hr.stdout, "****\n");
+      assert.equal(hr.stderr, "****\n");
+      assert.ok(!hr.command.includes(HOST_SECRET));
+      const rc = await run(s, sb, `echo "${HOST_SECRET}"`);
+      assert.equal(rc.stdout, "****\n");
+      await closeServer(s);
+    });
+
+    test("a UTF-8 sequence split by a page edge decodes as U+FFFD, and pages replay", { timeout: 60000 }, async () => {
+      const s = await server();
+      const sb = await createSandbox(s);
+      // "ab€cd😀" : € is 3 bytes at offset 2, 😀 is 4 bytes at offset 7.
+      const t = await start(s, sb, "printf 'ab\\342\\202\\254cd\\360\\237\\230\\200'");
+      const r = await waitDone(s, sb, t.task_id);
+      assert.equal(r.stdout, "ab€cd😀");
+      assert.equal(r.stdout_size, 11);
+      const p1 = await getTask(s, sb, t.task_id, { limit: 3 });
+      assert.equal(p1.stdout, "ab\uFFFD");
+      assert.equal(p1.stdout_next_offset, 3);
+      const p2 = await getTask(s, sb, t.task_id, { stdout_offset: 3, limit: 5 });
+      assert.equal(p2.stdout, "\uFFFD\uFFFDcd\uFFFD");
+      const p2again = await getTask(s, sb, t.task_id, { stdout_offset: 3, limit: 5 });
+      assert.deepEqual(p2again, p2);
+      const p3 = await getTask(s, sb, t.task_id, { stdout_offset: 8, limit: 16 });
+      assert.equal(p3.stdout, "\uFFFD\uFFFD\uFFFD");
+      assert.equal(p3.stdout_next_offset, 11);
+      await closeServer(s);
+    });
+
+    test("at most 128 tasks per sandbox; remove_task frees a slot", { timeout: 600000 }, async () => {
+      const s = await server();
+      const sb = await createSandbox(s);
+      // 128 real starts, a few at a time (the server serves calls
+      // concurrently; the supervisor's limit is per sandbox).
+      const ids = [];
+      for (let i = 0; i < 128; i += 8) {
+        const batch = await Promise.all(Array.from({ length: 8 }, () => start(s, sb, "true")));
+        ids.push(...batch.map((t) => t.task_id));
+      }
+      const refused = failure(await call(s, "start_task", { sandbox_id: sb, command: "true" }), "129th task");
+      assert.match(refused, /128/);
+      assert.equal((await taskDirs(s, sb)).length, 128);
+      const first = await waitDone(s, sb, ids[0]);
+      assert.equal(first.state, "succeeded");
+      const rm = ok(await call(s, "remove_task", { sandbox_id: sb, task_id: ids[0] }), "remove_task");
+      assert.equal(rm.removed, true);
+      const missing = failure(await call(s, "get_task", { sandbox_id: sb, task_id: ids[0] }), "get_task of a removed task");
+      assert.ok(missing.includes(ids[0]));
+      await start(s, sb, "true");
+      failure(await call(s, "start_task", { sandbox_id: sb, command: "true" }), "the 129th is refused again");
+      await closeServer(s);
+      ok(await (async () => {
+        const k = await server();
+        const r = await call(k, "kill_sandbox", { sandbox_id: sb });
+        await closeServer(k);
+        return r;
+      })(), "kill_sandbox");
+      sandboxes.delete(sb);
+    });
+
+    test("every bad input is refused, naming the field, before any provider call", { timeout: 60000 }, async () => {
+      const s = await server();
+      const sb = await createSandbox(s);
+      const tid = "0123456789abcdef0123456789abcdef";
+      // A sandbox that does not exist: if a provider were asked, the error
+      // would be about it rather than about the field.
+      const ghost = sb.replace(/:.*/, ":doesnotexist0000");
+      const cases = [
+        ["start_task", { sandbox_id: sb, command: "" }, "command"],
+        ["start_task", { sandbox_id: sb, command: "x".repeat(65537) }, "command"],
+        ["start_task", { sandbox_id: sb, command: "true", timeout: 0 }, "timeout"],
+        ["start_task", { sandbox_id: sb, command: "true", timeout: 3601 }, "timeout"],
+        ["start_task", { sandbox_id: sb, command: "true", bogus: 1 }, "bogus"],
+        ["start_task", { sandbox_id: sb, command: "echo " + "é".repeat(20000) }, "command"],
+        ["start_task", { sandbox_id: "no-colon", command: "true" }, "sandbox_id"],
+        ["get_task", { sandbox_id: ghost, task_id: tid, stdout_offset: -1 }, "stdout_offset"],
+        ["get_task", { sandbox_id: ghost, task_id: tid, stdout_offset: 1048577 }, "stdout_offset"],
+        ["get_task", { sandbox_id: ghost, task_id: tid, stderr_offset: -1 }, "stderr_offset"],
+        ["get_task", { sandbox_id: ghost, task_id: tid, stderr_offset: 1048577 }, "stderr_offset"],
+        ["get_task", { sandbox_id: ghost, task_id: tid, limit: 0 }, "limit"],
+        ["get_task", { sandbox_id: ghost, task_id: tid, limit: 65537 }, "limit"],
+        ["get_task", { sandbox_id: ghost, task_id: tid.toUpperCase() }, "task_id"],
+        ["get_task", { sandbox_id: ghost, task_id: tid.slice(1) }, "task_id"],
+        ["get_task", { sandbox_id: ghost, task_id: tid + "0" }, "task_id"],
+        ["get_task", { sandbox_id: ghost, task_id: "../../../../etc/passwd" }, "task_id"],
+        ["get_task", { sandbox_id: ghost, task_id: tid, extra: true }, "extra"],
+        ["cancel_task", { sandbox_id: ghost, task_id: tid, limit: 65537 }, "limit"],
+        ["cancel_task", { sandbox_id: ghost, task_id: "xyz" }, "task_id"],
+        ["cancel_task", { sandbox_id: ghost, task_id: tid, pid: 1 }, "pid"],
+        ["remove_task", { sandbox_id: ghost, task_id: "xyz" }, "task_id"],
+        ["create_sandbox", { timeout: 0 }, "timeout"],
+        ["create_sandbox", { timeout: 86401 }, "timeout"],
+        ["create_sandbox", { provider: "no-such-provider" }, "provider"],
+        ["kill_sandbox", { sandbox_id: "bad id" }, "sandbox_id"],
+      ];
+      for (const [tool, args, field] of cases) {
+        const text = failure(await call(s, tool, args), `${tool} ${JSON.stringify(args).slice(0, 80)}`);
+        assert.ok(text.includes(field), `${tool}: the error names ${field}: ${text.slice(0, 300)}`);
+        assert.ok(!text.includes("doesnotexist0000") || field === "sandbox_id",
+          `${tool}: refused before asking the provider: ${text.slice(0, 300)}`);
+      }
+      // Nothing reached the sandbox: no task directory was made.
+      assert.deepEqual(await taskDirs(s, sb), []);
+      await closeServer(s);
+    });
+
+    test("start_task without a sandbox and without a session default refuses", { timeout: 30000 }, async () => {
+      const s = await server();
+      const text = failure(await call(s, "start_task", { command: "true" }), "start_task without default");
+      assert.match(text, /sandbox_id/);
+      assert.match(text, /create_sandbox/);
+      await closeServer(s);
+    });
+
+    test("disconnect destroys the session's sandboxes except those running tasks", { timeout: 60000 }, async () => {
+      const a = await server();
+      const plain = await createSandbox(a);
+      const kept = await createSandbox(a);
+      const t = await start(a, kept, "sleep 1; echo kept");
+      await closeServer(a); // EOF: the session ends normally
+
+      const b = await server();
+      const r = await waitDone(b, kept, t.task_id);
+      assert.equal(r.stdout, "kept\n");
+      const gone = failure(await call(b, "run_command", { sandbox_id: plain, command: "true" }), "run_command in a destroyed sandbox");
+      assert.ok(gone.includes(plain), gone);
+      sandboxes.delete(plain);
+      await closeServer(b);
+    });
+
+    test("querying from another session does not make the sandbox that session's", { timeout: 60000 }, async () => {
+      const a = await server();
+      const sb = await createSandbox(a);
+      const t = await start(a, sb, "sleep 300");
+      await closeServer(a);
+
+      const b = await server();
+      assert.equal((await getTask(b, sb, t.task_id)).state, "running");
+      const c = ok(await call(b, "cancel_task", { sandbox_id: sb, task_id: t.task_id }), "cancel from b");
+      assert.equal(c.state, "cancelled");
+      await closeServer(b); // must not destroy sb
+
+      const d = await server();
+      const r = await getTask(d, sb, t.task_id);
+      assert.equal(r.state, "cancelled");
+      await closeServer(d);
+    });
+
+    test("kill -9 of the server during start_task never loses the task", { timeout: 90000 }, async () => {
+      const a = await server();
+      const sb = await createSandbox(a);
+      const watcher = await server();
+      const pending = call(a, "start_task", { sandbox_id: sb, command: "sleep 2; echo late" }).catch((e) => e);
+      // Kill the server as soon as the task's directory exists, while
+      // start_task may still be in flight.
+      await until("the task directory", async () => (await taskDirs(watcher, sb)).length > 0, 30000, 5);
+      await killServer(a);
+      await pending;
+
+      const ids = await taskDirs(watcher, sb);
+      assert.equal(ids.length, 1);
+      const r = await until("the task to be readable", async () => {
+        const g = await call(watcher, "get_task", { sandbox_id: sb, task_id: ids[0] });
+        return g.isError ? null : data(g);
+      }, 10000);
+      assert.ok(["running", "unknown", ...TERMINAL].includes(r.state), r.state);
+      if (r.state === "running") {
+        const done = await waitDone(watcher, sb, ids[0]);
+        assert.equal(done.stdout, "late\n");
+      }
+      await closeServer(watcher);
+    });
+  });
+}
