@@ -1,0 +1,541 @@
+/* docker provider: sandboxes as containers: create, connect, destroy, and
+ * lifetimes. A sandbox is a container labelled as taskbox's, running an
+ * idle command under the engine's init. Its deadline, home and user ids
+ * live in a root-owned state file inside it (labels cannot change, and a
+ * renewal must survive the server); expired sandboxes are removed when
+ * an instance starts, on every create, and on connect. */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "docker.h"
+
+static int valid_id(const char *id)
+{
+	size_t n = 0;
+
+	for (; id && id[n]; n++)
+		if (!isxdigit((unsigned char)id[n]) ||
+		    isupper((unsigned char)id[n]))
+			return 0;
+	return n == 64;
+}
+
+static int bad_id(char *errbuf, size_t errlen)
+{
+	return tb_dk_fail(TASKBOX_E_INVALID, errbuf, errlen,
+	                  "docker sandbox ids are 64 lowercase hex digits");
+}
+
+/* Writes the state file with the given values. */
+static int write_state(struct tb_dk *dk, const char *id, int64_t deadline,
+                       const char *home, long uid, long gid, char *errbuf,
+                       size_t errlen)
+{
+	json_t *j = json_pack("{sI sI ss sI sI}", "format", (json_int_t)1,
+	                      "deadline", (json_int_t)deadline, "home", home,
+	                      "uid", (json_int_t)uid, "gid", (json_int_t)gid);
+	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	int code;
+
+	json_decref(j);
+	if (!text)
+		return tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
+	code = tb_dk_put_file(dk, id, TB_DK_STATE_DIR, TB_DK_STATE_NAME, text,
+	                      strlen(text), 0644, 0, 0, errbuf, errlen);
+	free(text);
+	return code;
+}
+
+struct state {
+	int64_t deadline;
+	char *home;
+	long uid, gid;
+};
+
+static int read_state(struct tb_dk *dk, const char *id, struct state *st,
+                      char *errbuf, size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	json_t *j;
+	int code;
+
+	memset(st, 0, sizeof(*st));
+	code = tb_dk_read_small(dk, id, TB_DK_STATE_PATH, 65536, &text, &len,
+	                        errbuf, errlen);
+	if (code == TASKBOX_E_NOT_FOUND)
+		return tb_dk_fail(TASKBOX_E_PROTOCOL, errbuf, errlen,
+		                  "sandbox %.12s has no %s (not made by this "
+		                  "plugin, or damaged)",
+		                  id, TB_DK_STATE_PATH);
+	if (code != TASKBOX_OK)
+		return code;
+	j = json_loadb(text, len, 0, NULL);
+	free(text);
+	if (!json_is_integer(json_object_get(j, "deadline")) ||
+	    !json_is_string(json_object_get(j, "home"))) {
+		json_decref(j);
+		return tb_dk_fail(TASKBOX_E_PROTOCOL, errbuf, errlen,
+		                  "sandbox %.12s: malformed %s", id,
+		                  TB_DK_STATE_PATH);
+	}
+	st->deadline = json_integer_value(json_object_get(j, "deadline"));
+	st->uid = (long)json_integer_value(json_object_get(j, "uid"));
+	st->gid = (long)json_integer_value(json_object_get(j, "gid"));
+	st->home = strdup(json_string_value(json_object_get(j, "home")));
+	json_decref(j);
+	if (!st->home)
+		return tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
+	return TASKBOX_OK;
+}
+
+/* GET /containers/ID/json into *out (a jansson object the caller frees). */
+static int inspect(struct tb_dk *dk, const char *id, json_t **out, char *errbuf,
+                   size_t errlen)
+{
+	struct tb_dk_resp r;
+	char path[128];
+	int code;
+
+	snprintf(path, sizeof(path), "/containers/%s/json", id);
+	code =
+	    tb_dk_request(dk, "GET", path, NULL, NULL, 0, &r, errbuf, errlen);
+	if (code != TASKBOX_OK)
+		return code;
+	if (r.status != 200) {
+		code = tb_dk_http_error(&r, "no such sandbox", errbuf, errlen);
+		tb_dk_resp_free(&r);
+		return code;
+	}
+	*out = json_loadb(r.body, r.len, 0, NULL);
+	tb_dk_resp_free(&r);
+	if (!json_is_object(*out)) {
+		json_decref(*out);
+		*out = NULL;
+		return tb_dk_fail(TASKBOX_E_PROTOCOL, errbuf, errlen,
+		                  "the engine's container inspect is not JSON");
+	}
+	return TASKBOX_OK;
+}
+
+enum tb_dk_state tb_dk_container_state(struct tb_dk *dk, const char *id)
+{
+	char err[TASKBOX_ERRBUF_SIZE];
+	enum tb_dk_state st;
+	json_t *info = NULL, *state;
+	int code = inspect(dk, id, &info, err, sizeof(err));
+
+	if (code == TASKBOX_E_NOT_FOUND)
+		return TB_DK_MISSING;
+	if (code != TASKBOX_OK)
+		return TB_DK_UNKNOWN;
+	state = json_object_get(info, "State");
+	st = json_is_true(json_object_get(state, "Running")) &&
+	             !json_is_true(json_object_get(state, "Paused"))
+	         ? TB_DK_RUNNING
+	         : TB_DK_STOPPED;
+	json_decref(info);
+	return st;
+}
+
+/* A simple POST/DELETE whose success is any 2xx (or 304). */
+static int simple(struct tb_dk *dk, const char *method, const char *path,
+                  const char *what, char *errbuf, size_t errlen)
+{
+	struct tb_dk_resp r;
+	int code;
+
+	code =
+	    tb_dk_request(dk, method, path, NULL, NULL, 0, &r, errbuf, errlen);
+	if (code != TASKBOX_OK)
+		return code;
+	if ((r.status < 200 || r.status > 299) && r.status != 304)
+		code = tb_dk_http_error(&r, what, errbuf, errlen);
+	tb_dk_resp_free(&r);
+	return code;
+}
+
+static int remove_container(struct tb_dk *dk, const char *id, char *errbuf,
+                            size_t errlen)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/containers/%s?force=true&v=true", id);
+	return simple(dk, "DELETE", path, "cannot remove the sandbox", errbuf,
+	              errlen);
+}
+
+/* Finds the user's passwd entry (by name or uid) in text and sets uid,
+ * gid and home; leaves them unchanged when there is none. */
+static void passwd_lookup(const char *text, const char *user, long *uid,
+                          long *gid, char **home)
+{
+	const char *line = text;
+	char name[256], f[7][512];
+
+	snprintf(name, sizeof(name), "%s", user);
+	name[strcspn(name, ":")] = '\0';
+	while (line && *line) {
+		const char *end = strchr(line, '\n');
+		size_t n = end ? (size_t)(end - line) : strlen(line);
+		int nf = 0;
+		const char *p = line;
+		memset(f, 0, sizeof(f));
+		while (nf < 7 && p <= line + n) {
+			size_t k = strcspn(p, ":\n");
+			if (p + k > line + n)
+				k = (size_t)(line + n - p);
+			snprintf(f[nf++], sizeof(f[0]), "%.*s", (int)k, p);
+			p += k + 1;
+		}
+		if (nf >= 6 && (!strcmp(f[0], name) || !strcmp(f[2], name))) {
+			*uid = strtol(f[2], NULL, 10);
+			*gid = strtol(f[3], NULL, 10);
+			free(*home);
+			*home = strdup(f[5]);
+			return;
+		}
+		line = end ? end + 1 : NULL;
+	}
+}
+
+/* Works out the sandbox's home and user ids for a created container. */
+static int resolve_user(struct tb_dk *dk, const char *id, json_t *cfg,
+                        char **home, long *uid, long *gid, char *errbuf,
+                        size_t errlen)
+{
+	const char *wd = json_string_value(json_object_get(cfg, "WorkingDir"));
+	const char *user = json_string_value(json_object_get(cfg, "User"));
+	const char *colon;
+	char *passwd = NULL;
+	size_t len;
+	int code;
+
+	*uid = 0;
+	*gid = 0;
+	*home = NULL;
+	if (!user || !*user)
+		user = "root";
+	if (isdigit((unsigned char)user[0]))
+		*uid = *gid = strtol(user, NULL, 10);
+	code = tb_dk_read_small(dk, id, "/etc/passwd", 1 << 20, &passwd, &len,
+	                        errbuf, errlen);
+	if (code == TASKBOX_OK)
+		passwd_lookup(passwd, user, uid, gid, home);
+	else if (code != TASKBOX_E_NOT_FOUND)
+		return code;
+	free(passwd);
+	colon = strchr(user, ':');
+	if (colon && isdigit((unsigned char)colon[1]))
+		*gid = strtol(colon + 1, NULL, 10);
+	/* An image's WorkingDir of "/" (podman reports it for none) does not
+	 * make a home; the user's passwd entry does. */
+	if (dk->workdir || (wd && *wd && strcmp(wd, "/"))) {
+		free(*home);
+		*home = strdup(dk->workdir ? dk->workdir : wd);
+	} else if (!*home || (*home)[0] != '/') {
+		free(*home);
+		*home = strdup("/");
+	}
+	return *home ? TASKBOX_OK
+	             : tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
+}
+
+static json_t *create_body(struct tb_dk *dk, const char *image,
+                           uint32_t lifetime, int64_t deadline)
+{
+	char lt[32], dl[32];
+	json_t *hc, *labels, *body;
+
+	snprintf(lt, sizeof(lt), "%u", lifetime);
+	snprintf(dl, sizeof(dl), "%lld", (long long)deadline);
+	labels = json_pack("{ss ss ss}", TB_DK_LABEL_OWNER, "1",
+	                   TB_DK_LABEL_LIFETIME, lt, TB_DK_LABEL_DEADLINE, dl);
+	hc = json_pack("{sb ss}", "Init", 1, "NetworkMode", dk->network);
+	if (hc && dk->memory)
+		json_object_set_new(hc, "Memory", json_integer(dk->memory));
+	if (hc && dk->nano_cpus)
+		json_object_set_new(hc, "NanoCpus",
+		                    json_integer(dk->nano_cpus));
+	if (hc && dk->pids_limit)
+		json_object_set_new(hc, "PidsLimit",
+		                    json_integer(dk->pids_limit));
+	body = json_pack("{ss s[s] s[s] so so sb sb sb}", "Image", image,
+	                 "Entrypoint", "sleep", "Cmd", "infinity", "Labels",
+	                 labels, "HostConfig", hc, "Tty", 0, "OpenStdin", 0,
+	                 "AttachStdin", 0);
+	if (body && dk->user)
+		json_object_set_new(body, "User", json_string(dk->user));
+	if (body && dk->workdir)
+		json_object_set_new(body, "WorkingDir",
+		                    json_string(dk->workdir));
+	return body;
+}
+
+/* Picks the image for a template (NULL: the instance's image). */
+static int pick_image(struct tb_dk *dk, const char *tmpl, const char **image,
+                      char *errbuf, size_t errlen)
+{
+	json_t *v;
+
+	if (!tmpl || !*tmpl) {
+		*image = dk->image;
+		return TASKBOX_OK;
+	}
+	v = dk->templates ? json_object_get(dk->templates, tmpl) : NULL;
+	if (!v)
+		return tb_dk_fail(TASKBOX_E_NOT_FOUND, errbuf, errlen,
+		                  "no template \"%.100s\" in the docker "
+		                  "settings' templates",
+		                  tmpl);
+	*image = json_string_value(v);
+	return TASKBOX_OK;
+}
+
+int tb_dk_create(void *instance, const struct taskbox_create_req *req, char *id,
+                 char *errbuf, size_t errlen)
+{
+	struct tb_dk *dk = instance;
+	struct tb_dk_resp r;
+	const char *image = NULL;
+	json_t *body, *ans = NULL, *info = NULL;
+	char *text, *home = NULL, cid[65], path[128], what[300];
+	uint32_t lifetime =
+	    req->lifetime_s ? req->lifetime_s : dk->default_lifetime;
+	int64_t deadline = (int64_t)time(NULL) + lifetime;
+	long uid = 0, gid = 0;
+	int code;
+
+	code = pick_image(dk, req->template_name, &image, errbuf, errlen);
+	if (code != TASKBOX_OK)
+		return code;
+	tb_dk_sweep(dk);
+	body = create_body(dk, image, lifetime, deadline);
+	text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	if (!text)
+		return tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
+	code =
+	    tb_dk_request(dk, "POST", "/containers/create", "application/json",
+	                  text, strlen(text), &r, errbuf, errlen);
+	free(text);
+	if (code != TASKBOX_OK)
+		return code;
+	if (r.status != 201) {
+		snprintf(what, sizeof(what), "cannot create a sandbox from %s",
+		         image);
+		code = tb_dk_http_error(&r, what, errbuf, errlen);
+		tb_dk_resp_free(&r);
+		return code;
+	}
+	ans = json_loadb(r.body, r.len, 0, NULL);
+	tb_dk_resp_free(&r);
+	snprintf(cid, sizeof(cid), "%s",
+	         json_string_value(json_object_get(ans, "Id"))
+	             ? json_string_value(json_object_get(ans, "Id"))
+	             : "");
+	json_decref(ans);
+	if (!valid_id(cid))
+		return tb_dk_fail(TASKBOX_E_PROTOCOL, errbuf, errlen,
+		                  "the engine's create gave no 64-hex Id");
+	code = inspect(dk, cid, &info, errbuf, errlen);
+	if (code == TASKBOX_OK)
+		code = resolve_user(dk, cid, json_object_get(info, "Config"),
+		                    &home, &uid, &gid, errbuf, errlen);
+	json_decref(info);
+	if (code != TASKBOX_OK)
+		goto fail;
+	snprintf(path, sizeof(path), "/containers/%s/start", cid);
+	code = simple(dk, "POST", path, "cannot start the sandbox", errbuf,
+	              errlen);
+	if (code == TASKBOX_OK)
+		code = write_state(dk, cid, deadline, home, uid, gid, errbuf,
+		                   errlen);
+	if (code != TASKBOX_OK)
+		goto fail;
+	free(home);
+	memcpy(id, cid, sizeof(cid));
+	return TASKBOX_OK;
+fail:
+	free(home);
+	remove_container(dk, cid, what, sizeof(what));
+	return code;
+}
+
+/* Brings a stopped or paused sandbox back to running. */
+static int wake(struct tb_dk *dk, const char *id, json_t *info, char *errbuf,
+                size_t errlen)
+{
+	json_t *state = json_object_get(info, "State");
+	const char *status =
+	    json_string_value(json_object_get(state, "Status"));
+	char path[128];
+
+	if (json_is_true(json_object_get(state, "Running")) &&
+	    !json_is_true(json_object_get(state, "Paused")))
+		return TASKBOX_OK;
+	if (json_is_true(json_object_get(state, "Paused"))) {
+		snprintf(path, sizeof(path), "/containers/%s/unpause", id);
+		return simple(dk, "POST", path, "cannot resume the sandbox",
+		              errbuf, errlen);
+	}
+	if (status && (!strcmp(status, "removing") || !strcmp(status, "dead")))
+		return tb_dk_fail(TASKBOX_E_GONE, errbuf, errlen,
+		                  "sandbox %.12s is %s", id, status);
+	snprintf(path, sizeof(path), "/containers/%s/start", id);
+	return simple(dk, "POST", path, "cannot restart the stopped sandbox",
+	              errbuf, errlen);
+}
+
+int tb_dk_connect(void *instance, const char *sandbox_id, void **conn,
+                  char *errbuf, size_t errlen)
+{
+	struct tb_dk *dk = instance;
+	struct tb_dk_conn *c;
+	struct state st;
+	json_t *info = NULL, *labels;
+	int code;
+
+	if (!valid_id(sandbox_id))
+		return bad_id(errbuf, errlen);
+	code = inspect(dk, sandbox_id, &info, errbuf, errlen);
+	if (code != TASKBOX_OK)
+		return code;
+	labels = json_object_get(json_object_get(info, "Config"), "Labels");
+	if (!json_is_string(json_object_get(labels, TB_DK_LABEL_OWNER))) {
+		json_decref(info);
+		return tb_dk_fail(TASKBOX_E_NOT_FOUND, errbuf, errlen,
+		                  "container %.12s is not a taskbox sandbox",
+		                  sandbox_id);
+	}
+	code = read_state(dk, sandbox_id, &st, errbuf, errlen);
+	if (code != TASKBOX_OK)
+		goto out;
+	if (st.deadline <= (int64_t)time(NULL)) {
+		remove_container(dk, sandbox_id, errbuf, errlen);
+		code = tb_dk_fail(TASKBOX_E_GONE, errbuf, errlen,
+		                  "sandbox %.12s expired and was removed",
+		                  sandbox_id);
+		goto out;
+	}
+	code = wake(dk, sandbox_id, info, errbuf, errlen);
+	if (code != TASKBOX_OK)
+		goto out;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		code = tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
+		goto out;
+	}
+	c->dk = dk;
+	memcpy(c->id, sandbox_id, 65);
+	c->home = st.home;
+	st.home = NULL;
+	c->uid = st.uid;
+	c->gid = st.gid;
+	*conn = c;
+out:
+	free(st.home);
+	json_decref(info);
+	return code;
+}
+
+void tb_dk_close(void *conn)
+{
+	struct tb_dk_conn *c = conn;
+
+	if (!c)
+		return;
+	free(c->home);
+	free(c);
+}
+
+int tb_dk_destroy(void *instance, const char *sandbox_id, char *errbuf,
+                  size_t errlen)
+{
+	struct tb_dk *dk = instance;
+	json_t *info = NULL, *labels;
+	int code;
+
+	if (!valid_id(sandbox_id))
+		return bad_id(errbuf, errlen);
+	code = inspect(dk, sandbox_id, &info, errbuf, errlen);
+	if (code != TASKBOX_OK)
+		return code;
+	labels = json_object_get(json_object_get(info, "Config"), "Labels");
+	code = json_is_string(json_object_get(labels, TB_DK_LABEL_OWNER))
+	           ? remove_container(dk, sandbox_id, errbuf, errlen)
+	           : tb_dk_fail(TASKBOX_E_NOT_FOUND, errbuf, errlen,
+	                        "container %.12s is not a taskbox sandbox",
+	                        sandbox_id);
+	json_decref(info);
+	return code;
+}
+
+int tb_dk_renew(void *conn, uint32_t lifetime_s, char *errbuf, size_t errlen)
+{
+	struct tb_dk_conn *c = conn;
+
+	if (!lifetime_s)
+		return tb_dk_fail(TASKBOX_E_INVALID, errbuf, errlen,
+		                  "renew: lifetime must be at least 1 second");
+	return write_state(c->dk, c->id, (int64_t)time(NULL) + lifetime_s,
+	                   c->home, c->uid, c->gid, errbuf, errlen);
+}
+
+/* Removes id when its effective deadline (state file, else label) passed. */
+static void sweep_one(struct tb_dk *dk, const char *id, int64_t label_dl)
+{
+	char err[TASKBOX_ERRBUF_SIZE], line[TASKBOX_ERRBUF_SIZE + 64];
+	struct state st;
+	int64_t now = (int64_t)time(NULL), dl = label_dl;
+
+	/* Renewals only ever live in the state file: read it only when the
+	 * label's deadline has passed. */
+	if (label_dl > now)
+		return;
+	if (read_state(dk, id, &st, err, sizeof(err)) == TASKBOX_OK)
+		dl = st.deadline;
+	free(st.home);
+	if (dl > now)
+		return;
+	if (remove_container(dk, id, err, sizeof(err)) != TASKBOX_OK &&
+	    dk->host && dk->host->log) {
+		snprintf(line, sizeof(line),
+		         "removing expired sandbox %.12s: %s", id, err);
+		dk->host->log(TASKBOX_LOG_WARN, TB_DK_NAME, line);
+	}
+}
+
+void tb_dk_sweep(struct tb_dk *dk)
+{
+	char err[TASKBOX_ERRBUF_SIZE], path[256], *filters;
+	struct tb_dk_resp r;
+	json_t *list, *item;
+	size_t i;
+
+	filters = tb_dk_escape("{\"label\":[\"" TB_DK_LABEL_OWNER "=1\"]}");
+	if (!filters)
+		return;
+	snprintf(path, sizeof(path), "/containers/json?all=true&filters=%s",
+	         filters);
+	curl_free(filters);
+	if (tb_dk_request(dk, "GET", path, NULL, NULL, 0, &r, err,
+	                  sizeof(err)) != TASKBOX_OK)
+		return;
+	list = r.status == 200 ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+	tb_dk_resp_free(&r);
+	json_array_foreach(list, i, item)
+	{
+		const char *id = json_string_value(json_object_get(item, "Id"));
+		const char *dl = json_string_value(json_object_get(
+		    json_object_get(item, "Labels"), TB_DK_LABEL_DEADLINE));
+		if (id && valid_id(id) && dl)
+			sweep_one(dk, id, strtoll(dl, NULL, 10));
+	}
+	json_decref(list);
+}

@@ -1,0 +1,175 @@
+/* docker provider: internal declarations shared by its files. */
+#ifndef TB_DOCKER_H
+#define TB_DOCKER_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "taskbox/provider.h"
+
+#define TB_DK_NAME "docker"
+/* The newest Engine API version this plugin speaks. */
+#define TB_DK_API_MAX_MAJOR 1
+#define TB_DK_API_MAX_MINOR 47
+/* Labels on every container this plugin makes. */
+#define TB_DK_LABEL_OWNER "org.taskbox.sandbox"
+#define TB_DK_LABEL_LIFETIME "org.taskbox.lifetime"
+#define TB_DK_LABEL_DEADLINE "org.taskbox.deadline"
+/* The sandbox's state file (deadline, home, uid, gid), owned by root. */
+#define TB_DK_STATE_DIR "/"
+#define TB_DK_STATE_NAME ".taskbox-sandbox.json"
+#define TB_DK_STATE_PATH "/.taskbox-sandbox.json"
+/* Request timeouts (ms). */
+#define TB_DK_CONNECT_TIMEOUT_MS 5000
+#define TB_DK_REQUEST_TIMEOUT_MS 60000
+
+/* One provider instance: its settings and the negotiated API version. */
+struct tb_dk {
+	const struct taskbox_host *host;
+	char *host_url;  /* the setting as given, for messages */
+	char *sock_path; /* unix socket path, or NULL for tcp */
+	char *base_url;  /* http://localhost or http(s)://HOST:PORT */
+	char *tls_dir;   /* ca.pem, cert.pem, key.pem; NULL without TLS */
+	int tls_verify;
+	char *image;
+	json_t *templates; /* object: template name -> image, or NULL */
+	char *network;
+	int64_t memory;     /* bytes, 0 = unset */
+	int64_t nano_cpus;  /* 0 = unset */
+	int64_t pids_limit; /* 0 = unset */
+	uint32_t default_lifetime;
+	char *user;    /* NULL = the image's */
+	char *workdir; /* NULL = the image's or the user's home */
+
+	pthread_mutex_t lock; /* guards the two fields below */
+	int negotiated;
+	char api[16]; /* "1.41" */
+};
+
+/* One attached sandbox. */
+struct tb_dk_conn {
+	struct tb_dk *dk;
+	char id[65];
+	char *home;
+	long uid, gid;
+};
+
+/* A buffered HTTP response (plugin-owned memory). */
+struct tb_dk_resp {
+	long status;
+	char *body;
+	size_t len;
+};
+
+/* transport.c */
+void tb_dk_resp_free(struct tb_dk_resp *r);
+/* Negotiates the API version once per instance (retried after failures). */
+int tb_dk_negotiate(struct tb_dk *dk, char *errbuf, size_t errlen);
+/* Makes an easy handle for dk with URL base/vAPI/path (path starts with
+ * '/', already escaped) and the transport options set. */
+CURL *tb_dk_handle(struct tb_dk *dk, const char *path, char *errbuf,
+                   size_t errlen);
+/* One buffered request. body may be NULL (no body); ctype its type. Returns
+ * TASKBOX_OK when the engine answered (any status, in r->status). */
+int tb_dk_request(struct tb_dk *dk, const char *method, const char *path,
+                  const char *ctype, const void *body, size_t body_len,
+                  struct tb_dk_resp *r, char *errbuf, size_t errlen);
+/* Runs h to completion, calling tick (if not NULL) at least every 100 ms;
+ * a nonzero tick aborts with that code. Returns a taskbox status. */
+int tb_dk_perform(struct tb_dk *dk, CURL *h, int (*tick)(void *), void *arg,
+                  char *errbuf, size_t errlen);
+/* Maps a transfer failure to a status and a message naming the engine. */
+int tb_dk_curl_error(struct tb_dk *dk, CURL *h, CURLcode rc, char *errbuf,
+                     size_t errlen);
+/* Maps a non-2xx answer to a status; the message is "what: engine msg". */
+int tb_dk_http_error(const struct tb_dk_resp *r, const char *what, char *errbuf,
+                     size_t errlen);
+/* Formats into errbuf; returns code. */
+int tb_dk_fail(int code, char *errbuf, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* URL-escapes s (plugin-owned, free with curl_free). */
+char *tb_dk_escape(const char *s);
+
+/* containers.c */
+int tb_dk_create(void *instance, const struct taskbox_create_req *req, char *id,
+                 char *errbuf, size_t errlen);
+int tb_dk_connect(void *instance, const char *sandbox_id, void **conn,
+                  char *errbuf, size_t errlen);
+void tb_dk_close(void *conn);
+int tb_dk_destroy(void *instance, const char *sandbox_id, char *errbuf,
+                  size_t errlen);
+int tb_dk_renew(void *conn, uint32_t lifetime_s, char *errbuf, size_t errlen);
+/* What the engine says of a container now. */
+enum tb_dk_state { TB_DK_UNKNOWN, TB_DK_MISSING, TB_DK_RUNNING, TB_DK_STOPPED };
+enum tb_dk_state tb_dk_container_state(struct tb_dk *dk, const char *id);
+/* Removes every expired taskbox container (best effort, logs failures). */
+void tb_dk_sweep(struct tb_dk *dk);
+
+/* exec.c */
+int tb_dk_exec(void *conn, const struct taskbox_exec_req *req,
+               struct taskbox_exec_result *res, char *errbuf, size_t errlen);
+/* Runs argv as a plain exec with no timeout handling beyond timeout_ms and
+ * output kept up to limit; used internally (kill, /proc reads). */
+int tb_dk_exec_simple(struct tb_dk_conn *c, const char *const *argv,
+                      uint32_t timeout_ms, size_t limit,
+                      struct taskbox_exec_result *res, char *errbuf,
+                      size_t errlen);
+
+/* archive.c */
+int tb_dk_read_file(void *conn, const char *path, uint64_t offset,
+                    size_t length, struct taskbox_buf *data,
+                    uint64_t *file_size, char *errbuf, size_t errlen);
+int tb_dk_write_file(void *conn, const char *path, const unsigned char *data,
+                     size_t len, uint32_t mode, char *errbuf, size_t errlen);
+/* Reads a whole small file (at most max bytes) through the archive
+ * endpoint of container id into plugin-owned memory (free()). */
+int tb_dk_read_small(struct tb_dk *dk, const char *id, const char *path,
+                     size_t max, char **out, size_t *out_len, char *errbuf,
+                     size_t errlen);
+/* Writes one file with root ownership at dir/name (dir must exist). */
+int tb_dk_put_file(struct tb_dk *dk, const char *id, const char *dir,
+                   const char *name, const void *data, size_t len,
+                   uint32_t mode, long uid, long gid, char *errbuf,
+                   size_t errlen);
+/* Resolves path against the connection's home (malloc'd). */
+char *tb_dk_resolve(const struct tb_dk_conn *c, const char *path);
+
+/* tar.c: a streaming reader of the first entry and a writer. */
+enum tb_tar_kind { TB_TAR_FILE, TB_TAR_DIR, TB_TAR_LINK, TB_TAR_OTHER };
+struct tb_tar_reader {
+	unsigned char hdr[512];
+	size_t hdr_have;
+	uint64_t skip; /* bytes of a metadata entry's data (+pad) left */
+	char *pax;     /* pax extended header being collected */
+	size_t pax_len, pax_want;
+	int64_t pax_size; /* size from a pax header, or -1 */
+	char link[256];   /* symlink target of the entry */
+	/* Set once the first real entry's header was read: */
+	int have_entry;
+	enum tb_tar_kind kind;
+	uint64_t size;
+	uint64_t pos; /* data bytes of the entry consumed so far */
+	int bad;      /* malformed archive */
+};
+void tb_tar_reader_init(struct tb_tar_reader *t);
+void tb_tar_reader_free(struct tb_tar_reader *t);
+/* Feeds bytes; calls data(arg, pos, bytes, n) for the first entry's data.
+ * Returns the bytes consumed; stops at the entry's end (have_entry set and
+ * pos == size) or on a malformed header (bad set). */
+size_t tb_tar_feed(struct tb_tar_reader *t, const unsigned char *p, size_t n,
+                   int (*data)(void *, uint64_t, const unsigned char *, size_t),
+                   void *arg);
+/* A growable tar being written (plugin-owned). */
+struct tb_tar_writer {
+	unsigned char *buf;
+	size_t len, cap;
+};
+int tb_tar_add(struct tb_tar_writer *w, const char *name, int is_dir,
+               uint32_t mode, long uid, long gid, const void *data, size_t len);
+int tb_tar_finish(struct tb_tar_writer *w);
+
+#endif /* TB_DOCKER_H */

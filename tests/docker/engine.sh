@@ -1,0 +1,170 @@
+#!/bin/sh
+# A real Docker-compatible engine for the docker provider's tests: podman's
+# Docker API service on a unix socket, with every bit of its state (storage,
+# runtime files, the socket, the config, the log) in one directory, and a
+# test image built locally from host files (no registry).
+#
+#   engine.sh start DIR           start the service and build the image
+#   engine.sh env DIR             print DOCKER_HOST=... and TASKBOX_DOCKER_IMAGE=...
+#   engine.sh service-stop DIR    stop the service only (containers live on)
+#   engine.sh service-start DIR   start the service again on the same state
+#   engine.sh stop DIR            remove every container, stop, unmount, delete
+#
+# Exit 77 (skip) only when podman is absent and cannot be installed (not
+# root); any other failure prints the engine's own error and exits 1.
+set -eu
+
+IMAGE=localhost/taskbox-test:latest
+
+die() {
+	echo "engine.sh: $*" >&2
+	exit 1
+}
+
+[ $# -eq 2 ] || die "usage: engine.sh start|env|service-stop|service-start|stop DIR"
+cmd=$1
+dir=$2
+
+pm() {
+	CONTAINERS_CONF="$dir/containers.conf" podman --root "$dir/storage" \
+		--runroot "$dir/run" --tmpdir "$dir/libpod" "$@"
+}
+
+ensure_podman() {
+	command -v podman >/dev/null 2>&1 && command -v runc >/dev/null 2>&1 &&
+		return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "engine.sh: podman/runc missing and not root: skipping" >&2
+		exit 77
+	fi
+	apt-get install -y podman runc >"$dir/apt.log" 2>&1 ||
+		{ apt-get update >>"$dir/apt.log" 2>&1 &&
+			apt-get install -y podman runc >>"$dir/apt.log" 2>&1; } ||
+		die "cannot install podman: $(tail -n 3 "$dir/apt.log")"
+}
+
+write_conf() {
+	hard=$(ulimit -Hn)
+	cat >"$dir/containers.conf" <<EOF
+[containers]
+default_ulimits = ["nofile=$hard:$hard", "nproc=4096:4096"]
+[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+events_logfile_path = "$dir/events.log"
+exit_command_delay = 60
+EOF
+}
+
+service_start() {
+	rm -f "$dir/engine.sock"
+	CONTAINERS_CONF="$dir/containers.conf" setsid podman \
+		--root "$dir/storage" --runroot "$dir/run" --tmpdir "$dir/libpod" \
+		system service --time=0 "unix://$dir/engine.sock" \
+		</dev/null >>"$dir/service.log" 2>&1 &
+	echo $! >"$dir/service.pid"
+	i=0
+	while [ $i -lt 100 ]; do
+		if curl -sf --unix-socket "$dir/engine.sock" \
+			http://localhost/_ping >/dev/null 2>&1; then
+			return 0
+		fi
+		kill -0 "$(cat "$dir/service.pid")" 2>/dev/null ||
+			die "the engine exited: $(tail -n 5 "$dir/service.log")"
+		sleep 0.1
+		i=$((i + 1))
+	done
+	die "the engine did not answer in 10 s: $(tail -n 5 "$dir/service.log")"
+}
+
+service_stop() {
+	[ -f "$dir/service.pid" ] || return 0
+	pid=$(cat "$dir/service.pid")
+	kill "$pid" 2>/dev/null || true
+	i=0
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	rm -f "$dir/service.pid" "$dir/engine.sock"
+}
+
+# The root filesystem: busybox-static applets, the host's python3 with the
+# libraries it links and its stdlib, a minimal passwd and group.
+build_image() {
+	root="$dir/rootfs"
+	rm -rf "$root"
+	mkdir -p "$root/bin" "$root/etc" "$root/tmp" "$root/root" \
+		"$root/home/user" "$root/proc" "$root/sys" "$root/dev" "$root/usr/bin"
+	chmod 1777 "$root/tmp"
+	chmod 700 "$root/root"
+	chown 1000:1000 "$root/home/user"
+	bb=$(command -v busybox) || die "busybox-static is not installed"
+	cp "$bb" "$root/bin/busybox"
+	for applet in $("$root/bin/busybox" --list); do
+		[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+	done
+	py=$(readlink -f /usr/bin/python3)
+	cp "$py" "$root/usr/bin/python3"
+	for lib in $(ldd "$py" | awk '/=>/ { print $3 } /^\t\// { print $1 }'); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+	ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	mkdir -p "$root/usr/lib"
+	tar -C /usr/lib --exclude "python$ver/test" --exclude '__pycache__' \
+		-cf - "python$ver" | tar -C "$root/usr/lib" -xf -
+	cat >"$root/etc/passwd" <<EOF
+root:x:0:0:root:/root:/bin/sh
+user:x:1000:1000:user:/home/user:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+EOF
+	cat >"$root/etc/group" <<EOF
+root:x:0:
+user:x:1000:
+nogroup:x:65534:
+EOF
+	tar -C "$root" -cf "$dir/rootfs.tar" .
+	rm -rf "$root"
+	pm import --change 'CMD ["/bin/sh"]' \
+		--change 'ENV PATH=/usr/bin:/bin' \
+		"$dir/rootfs.tar" "$IMAGE" >"$dir/import.log" 2>&1 ||
+		die "podman import failed: $(tail -n 5 "$dir/import.log")"
+	rm -f "$dir/rootfs.tar"
+}
+
+case $cmd in
+start)
+	mkdir -p "$dir"
+	ensure_podman
+	write_conf
+	service_start
+	build_image
+	;;
+env)
+	echo "DOCKER_HOST=unix://$dir/engine.sock"
+	echo "TASKBOX_DOCKER_IMAGE=$IMAGE"
+	;;
+service-stop)
+	service_stop
+	;;
+service-start)
+	service_start
+	;;
+stop)
+	[ -d "$dir" ] || exit 0
+	if [ -f "$dir/containers.conf" ]; then
+		pm rm -af -t 0 >/dev/null 2>&1 || true
+	fi
+	service_stop
+	# Unmount whatever the engine left mounted under DIR, deepest first.
+	awk -v d="$dir" 'index($2, d) == 1 { print $2 }' /proc/mounts |
+		sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+	rm -rf "$dir"
+	;;
+*)
+	die "unknown command $cmd"
+	;;
+esac

@@ -1,0 +1,588 @@
+/* The docker provider against a real engine (tests/docker/run.sh starts
+ * it): every op, output limits, timeouts, offsets, errors, lifetimes and
+ * an engine restart. Environment: TASKBOX_DOCKER_PLUGIN (the built .so),
+ * DOCKER_HOST, TASKBOX_DOCKER_IMAGE, TASKBOX_DOCKER_ENGINE (engine.sh) and
+ * TASKBOX_DOCKER_ENGINE_DIR. */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "taskbox/provider.h"
+
+static const struct taskbox_provider *P;
+static void *inst;
+static char err[TASKBOX_ERRBUF_SIZE];
+
+static void host_log(enum taskbox_log_level level, const char *provider,
+                     const char *message)
+{
+	fprintf(stderr, "[%d] %s: %s\n", (int)level, provider, message);
+}
+
+static const struct taskbox_host host = {
+    .abi_major = TASKBOX_ABI_MAJOR,
+    .abi_minor = TASKBOX_ABI_MINOR,
+    .struct_size = sizeof(struct taskbox_host),
+    .alloc = malloc,
+    .realloc = realloc,
+    .free = free,
+    .log = host_log,
+};
+
+static const char *env_or_die(const char *name)
+{
+	const char *v = getenv(name);
+
+	cr_assert(v && *v, "%s is not set: run through tests/docker/run.sh",
+	          name);
+	return v;
+}
+
+static void load(void)
+{
+	void *so = dlopen(env_or_die("TASKBOX_DOCKER_PLUGIN"), RTLD_NOW);
+	taskbox_provider_entry_fn entry;
+
+	cr_assert(so, "dlopen: %s", dlerror());
+	*(void **)&entry = dlsym(so, TASKBOX_PROVIDER_ENTRY_NAME);
+	cr_assert(entry);
+	P = entry();
+	cr_assert_str_eq(P->name, "docker");
+}
+
+/* Settings for the test engine plus extra JSON members (may be ""). */
+static int init_with(void **out, const char *extra)
+{
+	char s[2048];
+
+	snprintf(s, sizeof(s), "{\"host\":\"%s\",\"image\":\"%s\"%s%s}",
+	         env_or_die("DOCKER_HOST"), env_or_die("TASKBOX_DOCKER_IMAGE"),
+	         *extra ? "," : "", extra);
+	return P->ops.init(&host, s, out, err, sizeof(err));
+}
+
+static void setup(void)
+{
+	load();
+	cr_assert_eq(init_with(&inst, ""), TASKBOX_OK, "init: %s", err);
+}
+
+static void teardown(void)
+{
+	if (inst)
+		P->ops.fini(inst);
+	inst = NULL;
+}
+
+static void make_box(void *in, char *id, uint32_t lifetime)
+{
+	struct taskbox_create_req req = {sizeof(req), NULL, lifetime};
+
+	cr_assert_eq(P->ops.create(in, &req, id, err, sizeof(err)), TASKBOX_OK,
+	             "create: %s", err);
+	cr_assert_eq(strlen(id), 64);
+}
+
+static void *attach(void *in, const char *id)
+{
+	void *c = NULL;
+
+	cr_assert_eq(P->ops.connect(in, id, &c, err, sizeof(err)), TASKBOX_OK,
+	             "connect: %s", err);
+	return c;
+}
+
+/* Runs sh -c script; returns the status and fills res. */
+static int run(void *c, const char *script, uint32_t timeout_ms, size_t limit,
+               struct taskbox_exec_result *res)
+{
+	const char *argv[] = {"sh", "-c", script, NULL};
+	struct taskbox_exec_req req = {sizeof(req), argv,  NULL, NULL,
+	                               timeout_ms,  limit, NULL, NULL};
+
+	memset(res, 0, sizeof(*res));
+	res->struct_size = sizeof(*res);
+	return P->ops.exec(c, &req, res, err, sizeof(err));
+}
+
+static void res_free(struct taskbox_exec_result *res)
+{
+	free(res->out.data);
+	free(res->err.data);
+}
+
+/* Runs script and asserts it succeeded with exactly this stdout. */
+static void expect_out(void *c, const char *script, const char *out)
+{
+	struct taskbox_exec_result res;
+
+	cr_assert_eq(run(c, script, 20000, 0, &res), TASKBOX_OK, "exec: %s",
+	             err);
+	cr_assert_eq(res.exit_code, 0, "%s: exit %d, stderr %.*s", script,
+	             res.exit_code, (int)res.err.len,
+	             res.err.data ? (char *)res.err.data : "");
+	cr_assert_eq(res.out.len, strlen(out), "%s: got %.*s", script,
+	             (int)res.out.len,
+	             res.out.data ? (char *)res.out.data : "");
+	cr_assert(!res.out.len || !memcmp(res.out.data, out, res.out.len));
+	res_free(&res);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void engine(const char *verb)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd), "'%s' %s '%s'",
+	         env_or_die("TASKBOX_DOCKER_ENGINE"), verb,
+	         env_or_die("TASKBOX_DOCKER_ENGINE_DIR"));
+	cr_assert_eq(system(cmd), 0, "engine.sh %s failed", verb);
+}
+
+TestSuite(docker, .init = setup, .fini = teardown, .timeout = 120);
+
+Test(docker, settings_are_checked)
+{
+	void *x = NULL;
+
+	cr_assert_eq(init_with(&x, "\"colour\":1"), TASKBOX_E_INVALID);
+	cr_assert(strstr(err, "colour"), "%s", err);
+	cr_assert_eq(init_with(&x, "\"cpus\":-1"), TASKBOX_E_INVALID);
+	cr_assert(strstr(err, "cpus"), "%s", err);
+	cr_assert_eq(init_with(&x, "\"workdir\":\"rel\""), TASKBOX_E_INVALID);
+	cr_assert_eq(init_with(&x, "\"templates\":{\"a\":3}"),
+	             TASKBOX_E_INVALID);
+	cr_assert_eq(P->ops.init(&host,
+	                         "{\"host\":\"ftp://x\",\"image\":\"i\"}", &x,
+	                         err, sizeof(err)),
+	             TASKBOX_E_INVALID);
+	cr_assert(strstr(err, "host"), "%s", err);
+	cr_assert_eq(P->ops.init(&host, "{}", &x, err, sizeof(err)),
+	             TASKBOX_E_INVALID);
+	cr_assert(strstr(err, "image"), "%s", err);
+}
+
+Test(docker, lifecycle_and_exec_basics)
+{
+	struct taskbox_exec_result res;
+	const char *env[] = {"GREETING=hello there", NULL};
+	const char *argv[] = {"sh", "-c", "echo \"$GREETING\"; pwd", NULL};
+	struct taskbox_exec_req req = {sizeof(req), argv, env,  "sub",
+	                               10000,       0,    NULL, NULL};
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	void *c, *x = NULL;
+
+	make_box(inst, id, 0);
+	c = attach(inst, id);
+	expect_out(c, "pwd; id -u", "/root\n0\n");
+	cr_assert_eq(run(c, "echo out; echo err >&2; exit 7", 10000, 0, &res),
+	             TASKBOX_OK, "%s", err);
+	cr_assert_eq(res.exit_code, 7);
+	cr_assert_eq(res.out.len, 4);
+	cr_assert(!memcmp(res.out.data, "out\n", 4));
+	cr_assert_eq(res.err.len, 4, "stderr %.*s", (int)res.err.len,
+	             (char *)res.err.data);
+	cr_assert(!memcmp(res.err.data, "err\n", 4));
+	res_free(&res);
+	/* Environment and a cwd relative to the home. */
+	expect_out(c, "mkdir -p sub", "");
+	memset(&res, 0, sizeof(res));
+	cr_assert_eq(P->ops.exec(c, &req, &res, err, sizeof(err)), TASKBOX_OK);
+	cr_assert_eq(res.out.len, strlen("hello there\n/root/sub\n"));
+	cr_assert(
+	    !memcmp(res.out.data, "hello there\n/root/sub\n", res.out.len));
+	res_free(&res);
+	/* A missing command is the command's failure, not the op's. */
+	argv[0] = "no-such-command";
+	req.cwd = NULL;
+	memset(&res, 0, sizeof(res));
+	cr_assert_eq(P->ops.exec(c, &req, &res, err, sizeof(err)), TASKBOX_OK);
+	cr_assert_eq(res.exit_code, 127);
+	res_free(&res);
+	P->ops.close(c);
+	cr_assert_eq(P->ops.destroy(inst, id, err, sizeof(err)), TASKBOX_OK,
+	             "%s", err);
+	cr_assert_eq(P->ops.destroy(inst, id, err, sizeof(err)),
+	             TASKBOX_E_NOT_FOUND);
+	cr_assert_eq(P->ops.connect(inst, id, &x, err, sizeof(err)),
+	             TASKBOX_E_NOT_FOUND);
+	cr_assert_eq(P->ops.connect(inst, "zz", &x, err, sizeof(err)),
+	             TASKBOX_E_INVALID);
+}
+
+Test(docker, large_output_and_limits)
+{
+	struct taskbox_exec_result res;
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	void *c;
+
+	make_box(inst, id, 0);
+	c = attach(inst, id);
+	cr_assert_eq(
+	    run(c, "head -c 10485760 /dev/zero; echo x >&2", 60000, 0, &res),
+	    TASKBOX_OK, "%s", err);
+	cr_assert_eq(res.exit_code, 0);
+	cr_assert_eq(res.out.len, 10485760);
+	cr_assert(!res.out_truncated);
+	cr_assert_eq(res.err.len, 2);
+	res_free(&res);
+	cr_assert_eq(run(c,
+	                 "head -c 100000 /dev/zero; head -c 5000 /dev/zero "
+	                 ">&2",
+	                 60000, 1000, &res),
+	             TASKBOX_OK, "%s", err);
+	cr_assert_eq(res.out.len, 1000);
+	cr_assert(res.out_truncated);
+	cr_assert_eq(res.err.len, 1000);
+	cr_assert(res.err_truncated);
+	res_free(&res);
+	P->ops.close(c);
+	P->ops.destroy(inst, id, err, sizeof(err));
+}
+
+Test(docker, timeout_kills_the_group)
+{
+	struct taskbox_exec_result res;
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	double t0;
+	void *c;
+
+	make_box(inst, id, 0);
+	c = attach(inst, id);
+	t0 = now_s();
+	cr_assert_eq(
+	    run(c, "sleep 300 & echo started; sleep 301", 1500, 0, &res),
+	    TASKBOX_OK, "%s", err);
+	cr_assert(res.timed_out);
+	cr_assert(now_s() - t0 < 10, "took %.1f s", now_s() - t0);
+	cr_assert_eq(res.out.len, 8);
+	res_free(&res);
+	/* Both sleeps were in the command's group: none is left. */
+	expect_out(c, "ps -o args | grep -c '^sleep 30[01]' || true", "0\n");
+	P->ops.close(c);
+	P->ops.destroy(inst, id, err, sizeof(err));
+}
+
+static int cancel_after;
+static int cancelled_cb(void *arg)
+{
+	(void)arg;
+	return --cancel_after <= 0;
+}
+
+Test(docker, cancel_stops_the_exec)
+{
+	const char *argv[] = {"sleep", "60", NULL};
+	struct taskbox_exec_req req = {sizeof(req), argv, NULL,         NULL,
+	                               60000,       0,    cancelled_cb, NULL};
+	struct taskbox_exec_result res;
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	double t0;
+	void *c;
+
+	make_box(inst, id, 0);
+	c = attach(inst, id);
+	memset(&res, 0, sizeof(res));
+	cancel_after = 5;
+	t0 = now_s();
+	cr_assert_eq(P->ops.exec(c, &req, &res, err, sizeof(err)),
+	             TASKBOX_E_CANCELLED);
+	cr_assert(now_s() - t0 < 10);
+	res_free(&res);
+	P->ops.close(c);
+	P->ops.destroy(inst, id, err, sizeof(err));
+}
+
+static void expect_read(void *c, const char *path, uint64_t off, size_t len,
+                        const char *want, uint64_t size)
+{
+	struct taskbox_buf b = {0};
+	uint64_t fsize = 0;
+
+	cr_assert_eq(
+	    P->ops.read_file(c, path, off, len, &b, &fsize, err, sizeof(err)),
+	    TASKBOX_OK, "read %s: %s", path, err);
+	cr_assert_eq(fsize, size, "%s size %llu", path,
+	             (unsigned long long)fsize);
+	cr_assert_eq(b.len, strlen(want), "%s: got %zu bytes", path, b.len);
+	cr_assert(!b.len || !memcmp(b.data, want, b.len));
+	free(b.data);
+}
+
+Test(docker, read_file_windows)
+{
+	struct taskbox_buf b = {0};
+	uint64_t fsize = 0;
+	char id[TASKBOX_SANDBOX_ID_MAX], stat_path[64];
+	void *c;
+
+	make_box(inst, id, 0);
+	c = attach(inst, id);
+	expect_out(c,
+	           "printf 0123456789 > ten; ln -s ten link; mkdir d; "
+	           "head -c 3000000 /dev/zero > big; printf END >> big",
+	           "");
+	expect_read(c, "ten", 0, 100, "0123456789", 10);
+	expect_read(c, "/root/ten", 3, 4, "3456", 10);
+	expect_read(c, "ten", 10, 5, "", 10);
+	expect_read(c, "ten", 50, 5, "", 10);
+	expect_read(c, "link", 8, 5, "89", 10);
+	expect_read(c, "big", 3000000, 10, "END", 3000003);
+	cr_assert_eq(
+	    P->ops.read_file(c, "missing", 0, 10, &b, &fsize, err, sizeof(err)),
+	    TASKBOX_E_NOT_FOUND);
+	cr_assert_eq(
+	    P->ops.read_file(c, "d", 0, 10, &b, &fsize, err, sizeof(err)),
+	    TASKBOX_E_INVALID);
+	/* procfs goes through exec: the supervisor's liveness check. */
+	snprintf(stat_path, sizeof(stat_path), "/proc/1/stat");
+	cr_assert_eq(P->ops.read_file(c, stat_path, 0, 4096, &b, &fsize, err,
+	                              sizeof(err)),
+	             TASKBOX_OK, "%s", err);
+	cr_assert(b.len > 20 && !memcmp(b.data, "1 (", 3));
+	free(b.data);
+	cr_assert_eq(P->ops.read_file(c, "/proc/999999/stat", 0, 4096, &b,
+	                              &fsize, err, sizeof(err)),
+	             TASKBOX_E_NOT_FOUND, "%s", err);
+	P->ops.close(c);
+	P->ops.destroy(inst, id, err, sizeof(err));
+}
+
+Test(docker, write_file_as_the_sandbox_user)
+{
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	void *c, *in2 = NULL;
+
+	cr_assert_eq(init_with(&in2, "\"user\":\"user\""), TASKBOX_OK, "%s",
+	             err);
+	make_box(in2, id, 0);
+	c = attach(in2, id);
+	expect_out(c, "pwd; id -u", "/home/user\n1000\n");
+	cr_assert_eq(P->ops.write_file(c, "a/b/c.txt",
+	                               (const unsigned char *)"hello", 5, 0640,
+	                               err, sizeof(err)),
+	             TASKBOX_OK, "%s", err);
+	expect_read(c, "a/b/c.txt", 0, 100, "hello", 5);
+	expect_out(c, "stat -c '%a %u' a a/b a/b/c.txt",
+	           "755 1000\n755 1000\n"
+	           "640 1000\n");
+	/* Replacing keeps working, and the user can edit it. */
+	cr_assert_eq(P->ops.write_file(c, "a/b/c.txt",
+	                               (const unsigned char *)"bye", 3, 0600,
+	                               err, sizeof(err)),
+	             TASKBOX_OK, "%s", err);
+	expect_out(c, "cat a/b/c.txt; echo more >> a/b/c.txt", "bye");
+	P->ops.close(c);
+	P->ops.destroy(in2, id, err, sizeof(err));
+	P->ops.fini(in2);
+}
+
+Test(docker, engine_errors)
+{
+	struct taskbox_create_req req = {sizeof(req), NULL, 0};
+	char id[TASKBOX_SANDBOX_ID_MAX], s[512], sock[4096];
+	void *x = NULL;
+	pid_t pid;
+	int st;
+
+	/* Missing image: NOT_FOUND naming it. */
+	snprintf(s, sizeof(s), "{\"host\":\"%s\",\"image\":\"no-such-image\"}",
+	         env_or_die("DOCKER_HOST"));
+	cr_assert_eq(P->ops.init(&host, s, &x, err, sizeof(err)), TASKBOX_OK);
+	cr_assert_eq(P->ops.create(x, &req, id, err, sizeof(err)),
+	             TASKBOX_E_NOT_FOUND, "%s", err);
+	cr_assert(strstr(err, "no-such-image"), "%s", err);
+	P->ops.fini(x);
+	/* Unknown template. */
+	req.template_name = "nope";
+	cr_assert_eq(P->ops.create(inst, &req, id, err, sizeof(err)),
+	             TASKBOX_E_NOT_FOUND);
+	req.template_name = NULL;
+	/* Engine down: UNAVAILABLE naming the socket. */
+	cr_assert_eq(
+	    P->ops.init(&host,
+	                "{\"host\":\"unix:///nonexistent/engine.sock\","
+	                "\"image\":\"i\"}",
+	                &x, err, sizeof(err)),
+	    TASKBOX_OK);
+	cr_assert_eq(P->ops.create(x, &req, id, err, sizeof(err)),
+	             TASKBOX_E_UNAVAILABLE);
+	cr_assert(strstr(err, "/nonexistent/engine.sock"), "%s", err);
+	P->ops.fini(x);
+	/* A path that is not a socket. */
+	cr_assert_eq(P->ops.init(&host,
+	                         "{\"host\":\"unix:///etc/passwd\","
+	                         "\"image\":\"i\"}",
+	                         &x, err, sizeof(err)),
+	             TASKBOX_OK);
+	cr_assert_eq(P->ops.create(x, &req, id, err, sizeof(err)),
+	             TASKBOX_E_UNAVAILABLE);
+	P->ops.fini(x);
+	/* Permission denied on the socket: as an unprivileged user. */
+	if (getuid() != 0)
+		return;
+	snprintf(sock, sizeof(sock), "%s", env_or_die("DOCKER_HOST"));
+	pid = fork();
+	if (pid == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(2);
+		if (P->ops.init(&host, s, &x, err, sizeof(err)) != TASKBOX_OK)
+			_exit(3);
+		st = P->ops.create(x, &req, id, err, sizeof(err));
+		fprintf(stderr, "as nobody: %d %s\n", st, err);
+		_exit(st == TASKBOX_E_PERMISSION && strstr(err, sock + 7) ? 0
+		                                                          : 4);
+	}
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+}
+
+/* POSTs to the engine behind the plugin's back (stop, ...). */
+static void engine_post(const char *path)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd),
+	         "curl -sf -X POST --unix-socket '%s' 'http://localhost%s' "
+	         ">/dev/null",
+	         env_or_die("DOCKER_HOST") + 7, path);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+Test(docker, removed_or_stopped_behind_our_back)
+{
+	struct taskbox_exec_result res;
+	struct taskbox_buf b = {0};
+	char id[TASKBOX_SANDBOX_ID_MAX], path[256];
+	uint64_t fsize;
+	void *c;
+
+	make_box(inst, id, 0);
+	c = attach(inst, id);
+	snprintf(path, sizeof(path), "/containers/%s/stop?t=0", id);
+	engine_post(path);
+	cr_assert_eq(run(c, "true", 10000, 0, &res), TASKBOX_E_GONE);
+	cr_assert(strstr(err, id) || strstr(err, "running") ||
+	              strstr(err, "state"),
+	          "%s", err);
+	res_free(&res);
+	P->ops.close(c);
+	/* connect starts a stopped sandbox again. */
+	c = attach(inst, id);
+	expect_out(c, "echo back", "back\n");
+	cr_assert_eq(P->ops.destroy(inst, id, err, sizeof(err)), TASKBOX_OK);
+	cr_assert_eq(run(c, "true", 10000, 0, &res), TASKBOX_E_GONE);
+	res_free(&res);
+	cr_assert_eq(
+	    P->ops.read_file(c, "x", 0, 10, &b, &fsize, err, sizeof(err)),
+	    TASKBOX_E_GONE, "%s", err);
+	P->ops.close(c);
+}
+
+Test(docker, lifetimes)
+{
+	char a[TASKBOX_SANDBOX_ID_MAX], b[TASKBOX_SANDBOX_ID_MAX];
+	char d[TASKBOX_SANDBOX_ID_MAX], e[TASKBOX_SANDBOX_ID_MAX];
+	double t0 = now_s();
+	void *c, *x = NULL;
+
+	/* a: renewed past its label's deadline; b: renewed shorter; d: just
+	 * expires. */
+	make_box(inst, a, 10);
+	c = attach(inst, a);
+	cr_assert_eq(P->ops.renew(c, 600, err, sizeof(err)), TASKBOX_OK, "%s",
+	             err);
+	P->ops.close(c);
+	make_box(inst, b, 600);
+	c = attach(inst, b);
+	cr_assert_eq(P->ops.renew(c, 1, err, sizeof(err)), TASKBOX_OK, "%s",
+	             err);
+	cr_assert_eq(P->ops.renew(c, 0, err, sizeof(err)), TASKBOX_E_INVALID);
+	P->ops.close(c);
+	make_box(inst, d, 1);
+	while (now_s() - t0 < 11)
+		sleep(1);
+	c = attach(inst, a);
+	P->ops.close(c);
+	/* Expired: connect removes it and says GONE; then it is unknown. */
+	cr_assert_eq(P->ops.connect(inst, b, &x, err, sizeof(err)),
+	             TASKBOX_E_GONE, "%s", err);
+	cr_assert_eq(P->ops.connect(inst, b, &x, err, sizeof(err)),
+	             TASKBOX_E_NOT_FOUND);
+	/* A create sweeps expired ones. */
+	make_box(inst, e, 0);
+	cr_assert_eq(P->ops.destroy(inst, d, err, sizeof(err)),
+	             TASKBOX_E_NOT_FOUND);
+	P->ops.destroy(inst, a, err, sizeof(err));
+	P->ops.destroy(inst, e, err, sizeof(err));
+}
+
+struct bg_exec {
+	void *c;
+	int code;
+	struct taskbox_exec_result res;
+};
+
+static void *bg_run(void *arg)
+{
+	struct bg_exec *e = arg;
+	const char *argv[] = {"sh", "-c", "sleep 2; echo done", NULL};
+	struct taskbox_exec_req req = {sizeof(req), argv, NULL, NULL,
+	                               30000,       0,    NULL, NULL};
+	char e2[TASKBOX_ERRBUF_SIZE];
+
+	memset(&e->res, 0, sizeof(e->res));
+	e->code = P->ops.exec(e->c, &req, &e->res, e2, sizeof(e2));
+	fprintf(stderr, "exec across a restart: %d %s\n", e->code,
+	        e->code ? e2 : "");
+	return NULL;
+}
+
+Test(docker, engine_restart_mid_exec_and_mid_task)
+{
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	struct bg_exec e = {0};
+	pthread_t t;
+	void *c;
+
+	make_box(inst, id, 0);
+	c = attach(inst, id);
+	/* A background task that outlives its exec and the engine. */
+	expect_out(c,
+	           "setsid sh -c 'sleep 3; echo finished > task.out' "
+	           "</dev/null >/dev/null 2>&1 &",
+	           "");
+	e.c = attach(inst, id);
+	pthread_create(&t, NULL, bg_run, &e);
+	nanosleep(&(struct timespec){0, 500000000}, NULL);
+	engine("service-stop");
+	engine("service-start");
+	pthread_join(t, NULL);
+	/* The exec either finished or failed as a transport error. */
+	cr_assert(e.code == TASKBOX_OK || e.code == TASKBOX_E_UNAVAILABLE ||
+	              e.code == TASKBOX_E_PROTOCOL ||
+	              e.code == TASKBOX_E_NOT_FOUND,
+	          "code %d", e.code);
+	res_free(&e.res);
+	P->ops.close(e.c);
+	P->ops.close(c);
+	/* A fresh connection after the restart finds the task's result. */
+	sleep(3);
+	c = attach(inst, id);
+	expect_out(c, "cat task.out", "finished\n");
+	P->ops.close(c);
+	cr_assert_eq(P->ops.destroy(inst, id, err, sizeof(err)), TASKBOX_OK);
+}
