@@ -4,7 +4,7 @@
 It drives the supervisor through its command line only, so any
 implementation of the document can be tested: $TB_SUPERVISOR is the command
 prefix (split like a shell would), by default
-  python3 -I <srcdir>/core/supervisor/taskbox_supervisor.py
+  <this python3> -I <srcdir>/core/supervisor/taskbox_supervisor.py
 Each test works in its own temporary home directory.
 """
 import ctypes
@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.environ.get("TASKBOX_SRCDIR") or os.path.join(HERE, "..", "..")
 SOURCE = os.path.join(SRCDIR, "core", "supervisor", "taskbox_supervisor.py")
 PREFIX = shlex.split(os.environ.get("TB_SUPERVISOR", "")) or [
-    "python3", "-I", SOURCE]
+    sys.executable, "-I", SOURCE]
 ROOT = ".taskbox/tasks"
 MIB = 1048576
 STATUS_KEYS = ["format", "task_id", "state", "command", "cwd", "timeout",
@@ -221,7 +221,7 @@ class TestStart(SupervisorCase):
             source = f.read()
         self.assertNotIn(b"\0", source)
         self.assertLess(len(source), 100 * 1024)
-        prefix = ["python3", "-I", "-c", source.decode("utf-8")]
+        prefix = [sys.executable, "-I", "-c", source.decode("utf-8")]
         tid = new_id()
         code, record = self.call("start", "--root", ROOT, "--id", tid,
                                  "--timeout", "60", "--command",
