@@ -1,0 +1,89 @@
+// Scale and throughput: many running tasks in one sandbox, and a task that
+// writes 1 GiB against the raw pipe.
+import { cpuTicks, CLK_TCK, parentOf, pidsWithArgv, rssBytes } from "./procfs.mjs";
+import { newRecord, spawnAndWait, waitFor } from "./rounds.mjs";
+
+export const SCALE_SLEEP = ["sleep", "2997"];
+export const GIB = 1 << 30;
+
+const sc = (r) => r.structuredContent || JSON.parse(r.content?.[0]?.text || "{}");
+const sleepMs = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// CPU used by pids over a window of `ms`, in percent of one core (summed).
+async function cpuOver(pids, ms) {
+  const before = pids.map(cpuTicks);
+  const t0 = performance.now();
+  await sleepMs(ms);
+  const after = pids.map(cpuTicks);
+  const secs = (performance.now() - t0) / 1000;
+  let ticks = 0;
+  for (let i = 0; i < pids.length; i++)
+    if (Number.isFinite(before[i]) && Number.isFinite(after[i])) ticks += after[i] - before[i];
+  return (100 * ticks) / CLK_TCK / secs;
+}
+
+// Grows one sandbox to each count in `levels` running (idle) tasks and
+// measures get_task latency, the server's RSS and the supervisors' CPU.
+export async function scaleRound(ctx, levels = [1, 16, 128], calls = 200, windowMs = 2000) {
+  const rec = newRecord();
+  const tb = ctx.tb;
+  const sandboxId = sc(await tb.call("create_sandbox", { timeout: 3600 })).sandbox_id;
+  const tasks = [];
+  const command = `exec ${SCALE_SLEEP.join(" ")}`;
+  try {
+    for (const level of levels) {
+      while (tasks.length < level) {
+        const r = sc(await tb.call("start_task", { sandbox_id: sandboxId, command, timeout: 3600 }));
+        if (r.state !== "running") throw new Error(`start_task at ${tasks.length}: ${JSON.stringify(r)}`);
+        tasks.push(r.task_id);
+      }
+      for (let i = 0; i < calls; i++) {
+        const task_id = tasks[(i * 7919) % tasks.length];
+        const t0 = performance.now();
+        const v = sc(await tb.call("get_task", { sandbox_id: sandboxId, task_id }));
+        rec.sample(`get_task with ${level} running`, performance.now() - t0);
+        if (v.state !== "running") throw new Error(`get_task with ${level} running: ${v.state}`);
+      }
+      rec.set(`server RSS with ${level} running`, rssBytes(tb.pid));
+      const commands = pidsWithArgv(SCALE_SLEEP);
+      const supervisors = [...new Set(commands.map(parentOf))].filter((p) => p > 1);
+      rec.set(`supervisors with ${level} running`, supervisors.length);
+      rec.set(`supervisors' CPU % with ${level} idle tasks`, await cpuOver(supervisors, windowMs));
+      rec.set(`supervisors' RSS with ${level} running`, supervisors.map(rssBytes).reduce((a, b) => a + (b || 0), 0));
+    }
+  } finally {
+    await tb.call("kill_sandbox", { sandbox_id: sandboxId });
+  }
+  return rec;
+}
+
+// The raw pipe and a task writing 1 GiB, one of each, raw first.
+export async function throughputRound(ctx) {
+  const rec = newRecord();
+  const t0 = performance.now();
+  await spawnAndWait(["/bin/sh", "-c", `head -c ${GIB} /dev/zero | cat >/dev/null`]);
+  const rawS = (performance.now() - t0) / 1000;
+  rec.set("raw pipe MiB/s", GIB / 2 ** 20 / rawS);
+  if (!ctx.tbTasks) return rec;
+  const tb = ctx.tb;
+  const sandboxId = sc(await tb.call("create_sandbox", { timeout: 3600 })).sandbox_id;
+  try {
+    const t1 = performance.now();
+    const r = sc(await tb.call("start_task", { sandbox_id: sandboxId, command: `head -c ${GIB} /dev/zero`, timeout: 600 }));
+    const args = { sandbox_id: sandboxId, task_id: r.task_id, limit: 1 };
+    let last = r;
+    if (r.state === "running")
+      last = await waitFor("the 1 GiB task", async () => {
+        const v = sc(await tb.call("get_task", args));
+        return v.state !== "running" ? v : null;
+      }, 2, 600000);
+    const terminalS = (performance.now() - t1) / 1000;
+    if (last.state !== "succeeded") throw new Error(`1 GiB task ended ${last.state}`);
+    rec.set("1 GiB task: time to terminal state (s)", terminalS);
+    rec.set("1 GiB task drain MiB/s", GIB / 2 ** 20 / terminalS);
+    rec.set("1 GiB task stdout_truncated", last.stdout_truncated ? 1 : 0);
+  } finally {
+    await tb.call("kill_sandbox", { sandbox_id: sandboxId });
+  }
+  return rec;
+}

@@ -1,0 +1,85 @@
+#!/bin/sh
+# Runs the taskbox benchmarks and writes bench/results/RESULTS.md and
+# bench/results/latency.png.
+#
+#   bench/run.sh
+#
+# What it needs and does:
+# - node and npm; installs the pinned MCP SDK client and DesktopCommander into
+#   bench/node_modules (npm ci --ignore-scripts: no install scripts, so no
+#   telemetry and no downloads of their own);
+# - gnuplot for the chart (installs Debian's gnuplot-nox when run as root);
+# - builds taskbox in $BENCH_BUILD_DIR (default: a directory under $TMPDIR)
+#   unless $TASKBOX_BIN names a built binary, and the C echo loop bench/echo.c.
+# Environment: TASKBOX_BIN, TASKBOX_PLUGIN_PATH, BENCH_BUILD_DIR, BENCH_RUNS
+# (measured runs, default 5), BENCH_RESULTS (default bench/results), CC.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+build=${BENCH_BUILD_DIR:-${TMPDIR:-/tmp}/taskbox-bench-build}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+
+for tool in node npm cc; do
+	command -v "$tool" >/dev/null || {
+		say "$tool is required"
+		exit 1
+	}
+done
+
+# The clients, installed once per lockfile.
+stamp="$here/node_modules/.bench-lockfile"
+if ! cmp -s "$here/package-lock.json" "$stamp" 2>/dev/null; then
+	say "installing the pinned clients (npm ci --ignore-scripts)"
+	(cd "$here" && npm ci --ignore-scripts --no-audit --no-fund >&2)
+	cp "$here/package-lock.json" "$stamp"
+fi
+
+# gnuplot for the chart.
+if ! command -v gnuplot >/dev/null; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		say "installing gnuplot-nox"
+		apt-get install -y -q gnuplot-nox >&2 ||
+			{ apt-get update -q >&2 && apt-get install -y -q gnuplot-nox >&2; }
+	else
+		say "gnuplot is missing: the chart will not be drawn"
+	fi
+fi
+
+mkdir -p "$build"
+
+# taskbox, unless given.
+if [ -z "${TASKBOX_BIN:-}" ]; then
+	if [ ! -x "$top/configure" ]; then
+		say "autoreconf"
+		(cd "$top" && autoreconf -fi >&2)
+	fi
+	if [ ! -f "$build/Makefile" ]; then
+		say "configuring taskbox in $build"
+		(cd "$build" && "$top/configure" -q >&2)
+	fi
+	say "building taskbox in $build"
+	make -C "$build" -j"$jobs" >&2
+	TASKBOX_BIN=$build/taskbox
+	if [ -z "${TASKBOX_PLUGIN_PATH:-}" ]; then
+		for dir in "$build"/plugins/*/.libs; do
+			[ -d "$dir" ] || continue
+			TASKBOX_PLUGIN_PATH=${TASKBOX_PLUGIN_PATH:+$TASKBOX_PLUGIN_PATH:}$dir
+		done
+	fi
+fi
+[ -x "$TASKBOX_BIN" ] || {
+	say "TASKBOX_BIN=$TASKBOX_BIN is not an executable"
+	exit 1
+}
+
+# The physical floor for a round trip.
+BENCH_ECHO_BIN=$build/bench-echo
+${CC:-cc} -O2 -std=c11 -Wall -Wextra -o "$BENCH_ECHO_BIN" "$here/echo.c"
+
+export TASKBOX_BIN BENCH_ECHO_BIN
+export TASKBOX_PLUGIN_PATH=${TASKBOX_PLUGIN_PATH:-}
+say "taskbox: $TASKBOX_BIN; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+exec node "$here/bench.mjs"
