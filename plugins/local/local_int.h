@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "taskbox/provider.h"
 
@@ -51,6 +52,9 @@ struct tb_local_conn {
 	int dir_fd; /* O_PATH descriptors */
 	int home_fd;
 	int64_t deadline; /* last deadline seen in meta.json */
+	ino_t meta_ino;   /* which meta.json that was (replaced on writes) */
+	struct timespec meta_mtime;
+	char meta_path[TB_LOCAL_ID_LEN + 16]; /* <id>/meta.json */
 	char marker[sizeof(TB_LOCAL_MARKER) + TB_LOCAL_ID_LEN + 1];
 };
 
@@ -59,6 +63,8 @@ struct tb_local_meta {
 	int64_t created;
 	int64_t deadline;
 	char template_name[32];
+	ino_t ino; /* of the file read */
+	struct timespec mtime;
 };
 
 /* Writes a formatted one-line message into errbuf (any errlen >= 1). */
@@ -74,15 +80,17 @@ TB_HIDDEN int tb_local_id_valid(const char *s);
 /* Clamps a requested lifetime (0 = default) to the instance's maximum. */
 TB_HIDDEN uint32_t tb_local_lifetime(const struct tb_local *L, uint32_t req);
 
-/* Reads and validates <dirfd>/meta.json. Returns 0 or an errno value. */
-TB_HIDDEN int tb_local_meta_read(int dirfd, struct tb_local_meta *m);
+/* Reads and validates path (relative to dirfd; NULL for "meta.json").
+ * Returns 0 or an errno value (EPROTO when malformed). */
+TB_HIDDEN int tb_local_meta_read(int dirfd, const char *path,
+                                 struct tb_local_meta *m);
 
 /* Replaces <dirfd>/meta.json atomically. Returns 0 or an errno value. */
 TB_HIDDEN int tb_local_meta_write(int dirfd, const struct tb_local_meta *m);
 
-/* Checks before an op that the connection's sandbox still lives; when its
- * deadline has passed (after re-reading meta.json for renewals) it removes
- * the sandbox and returns TASKBOX_E_GONE. */
+/* Checks before an op that the connection's sandbox still lives (one
+ * fstatat of its meta.json, re-read only when replaced): destroyed or
+ * expired gives TASKBOX_E_GONE, and an expired sandbox is removed. */
 TB_HIDDEN int tb_local_conn_alive(struct tb_local_conn *c, char *errbuf,
                                   size_t errlen);
 

@@ -125,18 +125,22 @@ static int reaper_alive(int dirfd, const char *id, pid_t *pgid)
 	char buf[4096], path[48];
 	long g, p;
 	ssize_t n;
-	const char *rp;
+	const char *rp, *tag, *arg;
 
 	if (slurp(dirfd, "reaper.pid", buf, 64) < 0 ||
 	    sscanf(buf, "%ld %ld", &g, &p) != 2 || g <= 1 || p <= 1)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%ld/cmdline", p);
 	n = slurp(AT_FDCWD, path, buf, sizeof(buf));
-	/* cmdline: /bin/sh -c LOOP taskbox-reaper DIR ID, NUL-separated. */
-	if (n < (ssize_t)(TB_LOCAL_ID_LEN + 1) || buf[n - 1] != '\0' ||
-	    strcmp(buf + n - TB_LOCAL_ID_LEN - 1, id) ||
-	    !memmem(buf, (size_t)n, "\0" REAPER_TAG "\0",
-	            sizeof(REAPER_TAG) + 1))
+	/* "... taskbox-reaper DIR ID ...", NUL-separated: the loop's own
+	 * command line, or its launcher's for the instant before it execs. */
+	if (n <= 0 || !(tag = memmem(buf, (size_t)n, "\0" REAPER_TAG "\0",
+	                             sizeof(REAPER_TAG) + 1)))
+		return 0;
+	arg = tag + sizeof(REAPER_TAG) + 1;
+	arg += strnlen(arg, (size_t)(buf + n - arg)) + 1; /* skip DIR */
+	if (arg + TB_LOCAL_ID_LEN >= buf + n ||
+	    memcmp(arg, id, TB_LOCAL_ID_LEN + 1))
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%ld/stat", p);
 	if (slurp(AT_FDCWD, path, buf, sizeof(buf)) < 0 ||
@@ -178,7 +182,7 @@ static void sweep_one(struct tb_local *L, const char *name, time_t now)
 	            O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	err = tb_local_meta_read(fd, &m);
+	err = tb_local_meta_read(fd, NULL, &m);
 	if (err) {
 		/* Half made (or damaged): leave a young one to its creator. */
 		if (fstat(fd, &st) == 0 && st.st_mtime + HALF_MADE_AGE < now) {

@@ -48,20 +48,27 @@ static int random_hex(char *out, size_t n)
 	return 0;
 }
 
-int tb_local_meta_read(int dirfd, struct tb_local_meta *m)
+int tb_local_meta_read(int dirfd, const char *path, struct tb_local_meta *m)
 {
 	char buf[512];
 	ssize_t n;
 	int fd, rc = EPROTO;
 	json_t *obj, *created, *deadline, *tmpl;
+	struct stat st;
 
-	fd = openat(dirfd, META, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = openat(dirfd, path ? path : META,
+	            O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return errno;
 	n = read(fd, buf, sizeof(buf));
+	if (n < 0 || fstat(fd, &st) != 0) {
+		rc = errno;
+		close(fd);
+		return rc;
+	}
 	close(fd);
-	if (n < 0)
-		return errno;
+	m->ino = st.st_ino;
+	m->mtime = st.st_mtim;
 	obj = json_loadb(buf, (size_t)n, 0, NULL);
 	created = json_object_get(obj, "created");
 	deadline = json_object_get(obj, "deadline");
@@ -223,9 +230,11 @@ int tb_local_connect(void *instance, const char *sandbox_id, void **conn,
 	c->home_fd = -1;
 	memcpy(c->id, sandbox_id, TB_LOCAL_ID_LEN + 1);
 	snprintf(c->marker, sizeof(c->marker), "%s=%s", TB_LOCAL_MARKER, c->id);
+	snprintf(c->meta_path, sizeof(c->meta_path), "%s/%s", c->id, META);
 	c->dir_fd = openat(L->root_fd, c->id,
 	                   O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (c->dir_fd < 0 || (err = tb_local_meta_read(c->dir_fd, &m))) {
+	if (c->dir_fd < 0 ||
+	    (err = tb_local_meta_read(L->root_fd, c->meta_path, &m))) {
 		err = c->dir_fd < 0 ? errno : err;
 		if (err == ENOENT || err == ENOTDIR) {
 			tb_local_err(errbuf, errlen, "no sandbox %s", c->id);
@@ -281,20 +290,37 @@ void tb_local_close(void *conn)
 int tb_local_conn_alive(struct tb_local_conn *c, char *errbuf, size_t errlen)
 {
 	struct tb_local_meta m;
-	int err;
+	struct stat st;
+	int err = 0;
 
-	if (time(NULL) < c->deadline)
-		return TASKBOX_OK;
-	/* Another connection or process may have renewed it. */
-	err = tb_local_meta_read(c->dir_fd, &m);
-	if (err == ENOENT) {
+	if (fstatat(c->inst->root_fd, c->meta_path, &st, AT_SYMLINK_NOFOLLOW) !=
+	    0)
+		err = errno;
+	else if (st.st_ino != c->meta_ino ||
+	         st.st_mtim.tv_sec != c->meta_mtime.tv_sec ||
+	         st.st_mtim.tv_nsec != c->meta_mtime.tv_nsec) {
+		/* Renewed (here or elsewhere) since we last looked. */
+		err = tb_local_meta_read(c->inst->root_fd, c->meta_path, &m);
+		if (!err) {
+			c->deadline = m.deadline;
+			c->meta_ino = m.ino;
+			c->meta_mtime = m.mtime;
+		}
+	}
+	if (err == ENOENT || err == ENOTDIR) {
 		tb_local_err(errbuf, errlen, "sandbox %s was destroyed", c->id);
 		return TASKBOX_E_GONE;
 	}
-	if (!err && m.deadline > time(NULL)) {
-		c->deadline = m.deadline;
-		return TASKBOX_OK;
+	if (err) {
+		tb_local_err(errbuf, errlen,
+		             "sandbox %s: cannot read its "
+		             "meta.json: %s",
+		             c->id,
+		             err == EPROTO ? "malformed" : strerror(err));
+		return TASKBOX_E_IO;
 	}
+	if (time(NULL) < c->deadline)
+		return TASKBOX_OK;
 	tb_local_remove(c->inst, c->id, c->id);
 	tb_local_err(errbuf, errlen, "sandbox %s expired and was removed",
 	             c->id);
@@ -319,13 +345,20 @@ int tb_local_renew(void *conn, uint32_t lifetime_s, char *errbuf, size_t errlen)
 
 	if ((rc = tb_local_conn_alive(c, errbuf, errlen)))
 		return rc;
-	if ((err = tb_local_meta_read(c->dir_fd, &m)))
+	if ((err = tb_local_meta_read(c->inst->root_fd, c->meta_path, &m)))
 		goto fail;
+	int64_t old = m.deadline;
 	m.deadline =
 	    (int64_t)time(NULL) + tb_local_lifetime(c->inst, lifetime_s);
 	if ((err = tb_local_meta_write(c->dir_fd, &m)))
 		goto fail;
+	if (m.deadline < old) {
+		/* The reaper may be asleep past the new deadline. */
+		tb_local_reaper_stop(c->dir_fd, c->id);
+		tb_local_reaper_start(c->inst, c->id);
+	}
 	c->deadline = m.deadline;
+	c->meta_ino = 0; /* the next op re-reads the new file */
 	return TASKBOX_OK;
 fail:
 	if (err == ENOENT) {
