@@ -271,6 +271,8 @@ static json_t *create_body(struct tb_dk *dk, const char *image,
 	                 "AttachStdin", 0);
 	if (body && dk->user)
 		json_object_set_new(body, "User", json_string(dk->user));
+	if (body && dk->env)
+		json_object_set(body, "Env", dk->env);
 	if (body && dk->workdir)
 		json_object_set_new(body, "WorkingDir",
 		                    json_string(dk->workdir));

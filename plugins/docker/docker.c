@@ -25,6 +25,7 @@ static const char *const known_keys[] = {
     "user",
     "workdir",
     "default_lifetime",
+    "env",
     NULL,
 };
 
@@ -38,6 +39,7 @@ static void dk_free(struct tb_dk *dk)
 	free(dk->tls_dir);
 	free(dk->image);
 	json_decref(dk->templates);
+	json_decref(dk->env);
 	free(dk->network);
 	free(dk->user);
 	free(dk->workdir);
@@ -78,6 +80,44 @@ static int get_positive(json_t *s, const char *key, int64_t max, int64_t *out,
 		return bad(errbuf, errlen, key,
 		           "must be a positive integer in range");
 	*out = json_integer_value(v);
+	return TASKBOX_OK;
+}
+
+/* env: an object of NAME -> string value, kept as "NAME=value" entries. */
+static int parse_env(struct tb_dk *dk, json_t *v, char *errbuf, size_t errlen)
+{
+	const char *name;
+	json_t *val;
+	char *entry;
+
+	if (!v)
+		return TASKBOX_OK;
+	if (!json_is_object(v))
+		return bad(errbuf, errlen, "env",
+		           "must be an object of NAME -> "
+		           "string");
+	dk->env = json_array();
+	if (!dk->env)
+		return TASKBOX_E_NOMEM;
+	json_object_foreach(v, name, val)
+	{
+		size_t n = strlen(name);
+		if (!n ||
+		    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmno"
+		                 "pqrstuvwxyz0123456789_") != n ||
+		    (name[0] >= '0' && name[0] <= '9'))
+			return bad(errbuf, errlen, "env",
+			           "names must be [A-Za-z_][A-Za-z0-9_]*");
+		if (!json_is_string(val))
+			return bad(errbuf, errlen, "env",
+			           "values must be strings");
+		entry = malloc(n + json_string_length(val) + 2);
+		if (!entry)
+			return TASKBOX_E_NOMEM;
+		sprintf(entry, "%s=%s", name, json_string_value(val));
+		json_array_append_new(dk->env, json_string(entry));
+		free(entry);
+	}
 	return TASKBOX_OK;
 }
 
@@ -185,6 +225,8 @@ static int parse_settings(struct tb_dk *dk, json_t *s, char *errbuf,
 		}
 		dk->templates = json_incref(v);
 	}
+	if ((code = parse_env(dk, json_object_get(s, "env"), errbuf, errlen)))
+		goto out;
 	if ((code = get_positive(s, "memory", INT64_MAX, &dk->memory, errbuf,
 	                         errlen)) ||
 	    (code = get_positive(s, "pids_limit", INT64_MAX, &dk->pids_limit,

@@ -37,6 +37,7 @@ struct tb_dk {
 	int tls_verify;
 	char *image;
 	json_t *templates; /* object: template name -> image, or NULL */
+	json_t *env;       /* array of "NAME=value" for every container */
 	char *network;
 	int64_t memory;     /* bytes, 0 = unset */
 	int64_t nano_cpus;  /* 0 = unset */

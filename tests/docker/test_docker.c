@@ -163,6 +163,9 @@ Test(docker, settings_are_checked)
 	cr_assert_eq(init_with(&x, "\"cpus\":-1"), TASKBOX_E_INVALID);
 	cr_assert(strstr(err, "cpus"), "%s", err);
 	cr_assert_eq(init_with(&x, "\"workdir\":\"rel\""), TASKBOX_E_INVALID);
+	cr_assert_eq(init_with(&x, "\"env\":{\"1A\":\"v\"}"),
+	             TASKBOX_E_INVALID);
+	cr_assert(strstr(err, "env"), "%s", err);
 	cr_assert_eq(init_with(&x, "\"templates\":{\"a\":3}"),
 	             TASKBOX_E_INVALID);
 	cr_assert_eq(P->ops.init(&host,
@@ -366,11 +369,14 @@ Test(docker, write_file_as_the_sandbox_user)
 	char id[TASKBOX_SANDBOX_ID_MAX];
 	void *c, *in2 = NULL;
 
-	cr_assert_eq(init_with(&in2, "\"user\":\"user\""), TASKBOX_OK, "%s",
-	             err);
+	cr_assert_eq(init_with(&in2, "\"user\":\"user\",\"env\":{\"TB_X\":"
+	                             "\"y z\"}"),
+	             TASKBOX_OK, "%s", err);
 	make_box(in2, id, 0);
 	c = attach(in2, id);
-	expect_out(c, "pwd; id -u", "/home/user\n1000\n");
+	/* The image's PATH stays; the env setting is added to it. */
+	expect_out(c, "pwd; id -u; echo \"$TB_X\"; command -v python3",
+	           "/home/user\n1000\ny z\n/usr/bin/python3\n");
 	cr_assert_eq(P->ops.write_file(c, "a/b/c.txt",
 	                               (const unsigned char *)"hello", 5, 0640,
 	                               err, sizeof(err)),
