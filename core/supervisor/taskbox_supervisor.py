@@ -18,6 +18,8 @@ LOG_CAP = 1048576
 TERM_GRACE = 1.5
 DRAIN_GRACE = 2.0
 CHUNK = 262144
+BATCH_BYTES = 65536
+BATCH_PAUSE = 0.0005
 MAX_COMMAND = 65536
 MAX_PATH = 4096
 MASK = b"****"
@@ -362,25 +364,25 @@ class Stream:
             self.kept += len(data)
 
     def read(self):
-        """Reads once; returns False at EOF or when nothing is ready."""
+        """Reads once; returns the bytes read, 0 at EOF or when none."""
         try:
             if self.kept >= LOG_CAP:
                 if self.scratch is None:
-                    self.scratch = bytearray(CHUNK)
+                    self.scratch = bytearray(LOG_CAP)  # the pipe's size
                 n = os.readv(self.fd, [self.scratch])
                 if n:
                     self.truncated = True
-                    return True
+                    return n
                 data = b""
             else:
                 data = os.read(self.fd, CHUNK)
         except BlockingIOError:
-            return False
+            return 0
         if not data:
             self.close()
-            return False
+            return 0
         self.keep(self.masker.feed(data) if self.masker else data)
-        return True
+        return len(data)
 
     def close(self):
         if self.open:
@@ -528,11 +530,12 @@ class Supervisor:
 
         import fcntl
         import select
+        batch = True
         for fd in (out_r, err_r):
             try:
                 fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), LOG_CAP)
             except OSError:
-                pass
+                batch = False
         poller = select.poll()
         fds = {out_r: self.streams[0], err_r: self.streams[1]}
         for fd in fds:
@@ -540,9 +543,11 @@ class Supervisor:
         poller.register(wake_r, select.POLLIN)
         exit_code = None
         drain_until = None
+        child_changed = True
         while True:
             now = time.monotonic()
-            if exit_code is None:
+            if exit_code is None and child_changed:
+                child_changed = False
                 exit_code = self.reap()
                 if exit_code is not None:
                     drain_until = now + DRAIN_GRACE
@@ -575,11 +580,16 @@ class Supervisor:
                             pass
                     except BlockingIOError:
                         pass
+                    child_changed = True  # drained before reap(): no loss
                     continue
                 stream = fds[fd]
-                stream.read()
+                got = stream.read()
                 if not stream.open:
                     poller.unregister(fd)
+                elif got < BATCH_BYTES and batch and exit_code is None:
+                    # A trickle: let it gather in the 1 MiB pipe rather than
+                    # waking per write (the writer cannot fill it meanwhile).
+                    time.sleep(BATCH_PAUSE)
         self.finish(exit_code)
 
     def terminate(self, now):
@@ -735,7 +745,10 @@ def verb_cancel(opts):
             record["supervisor_gone"] = True
         say(record)
         return
-    os.kill(record["supervisor_pid"], signal.SIGTERM)
+    try:
+        os.kill(record["supervisor_pid"], signal.SIGTERM)
+    except ProcessLookupError:
+        pass  # it finished meanwhile: its final record follows
     while record.get("state") not in TERMINAL and time.monotonic() < end:
         time.sleep(0.02)
         record = read_status(tdir) or record
@@ -748,12 +761,15 @@ def kill_orphan_group(record, end):
     pgid, start = record.get("pgid"), record.get("pgid_start")
     if not verified(pgid, start):
         return
-    os.killpg(pgid, signal.SIGTERM)
-    grace = min(time.monotonic() + TERM_GRACE, end)
-    while time.monotonic() < grace and verified(pgid, start):
-        time.sleep(0.02)
-    if verified(pgid, start):
-        os.killpg(pgid, signal.SIGKILL)
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+        grace = min(time.monotonic() + TERM_GRACE, end)
+        while time.monotonic() < grace and verified(pgid, start):
+            time.sleep(0.02)
+        if verified(pgid, start):
+            os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def verb_remove(opts):
