@@ -367,6 +367,14 @@ class TestOutput(SupervisorCase):
         self.assertEqual(self.log(tid, "stdout"), b"before **** after")
         self.assertEqual(self.log(tid, "stderr"), b"****")
 
+    def test_secret_inside_a_longer_secret(self):
+        env = dict(self.env, OUTER_KEY="xx-inner-yy", INNER_KEY="inner")
+        command = ("printf 'a xx-inn'; sleep 0.3; printf 'er-yy b inner c'; "
+                   "sleep 0.3; printf ' xx-inner'")
+        record = self.run_task(command, env=env)
+        self.assertEqual(self.log(record["task_id"], "stdout"),
+                         b"a **** b **** c xx-****")
+
     def test_partial_secret_at_end_is_kept(self):
         env = dict(self.env, DEPLOY_TOKEN="tok-0123456789")
         record = self.run_task("printf 'x tok-0123'", env=env)
