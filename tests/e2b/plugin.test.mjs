@@ -16,7 +16,8 @@ before(async () => {
 });
 
 after(async () => {
-  for (const d of drivers) await d.close();
+  // Each driver exits cleanly (under valgrind: without memory errors).
+  for (const d of drivers) assert.equal(await d.close(), 0, d.stderr);
   // Nothing the plugin printed or logged in any test holds the key.
   for (const d of drivers) {
     assert.ok(!d.stdout.includes(fake.apiKey), "the key is in an answer");
