@@ -353,6 +353,7 @@ class Stream:
         self.truncated = False
         self.open = True
         self.scratch = None
+        self.big = False
 
     def keep(self, data):
         room = LOG_CAP - self.kept
@@ -368,7 +369,7 @@ class Stream:
         try:
             if self.kept >= LOG_CAP:
                 if self.scratch is None:
-                    self.scratch = bytearray(LOG_CAP)  # the pipe's size
+                    self.discarding()
                 n = os.readv(self.fd, [self.scratch])
                 if n:
                     self.truncated = True
@@ -383,6 +384,18 @@ class Stream:
             return 0
         self.keep(self.masker.feed(data) if self.masker else data)
         return len(data)
+
+    def discarding(self):
+        """Past the cap: read in big gulps. The pipe grows to 1 MiB only now,
+        as pipe memory counts against a per-user limit (pipe-user-pages-soft)
+        that idle tasks should not use up."""
+        self.scratch = bytearray(LOG_CAP)
+        try:
+            import fcntl
+            fcntl.fcntl(self.fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), LOG_CAP)
+            self.big = True
+        except OSError:
+            pass
 
     def close(self):
         if self.open:
@@ -470,7 +483,8 @@ class Supervisor:
         if chunks:
             os.waitpid(pid, 0)
             self.pid = None
-            return "cannot start the command: " + text(b"".join(chunks))
+            return " ".join(("cannot start the command: "
+                             + text(b"".join(chunks))).split())
         return None
 
     def signal_group(self, sig):
@@ -528,14 +542,7 @@ class Supervisor:
         write_status(self.dfd, self.record)
         self.signal_ready()
 
-        import fcntl
         import select
-        batch = True
-        for fd in (out_r, err_r):
-            try:
-                fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), LOG_CAP)
-            except OSError:
-                batch = False
         poller = select.poll()
         fds = {out_r: self.streams[0], err_r: self.streams[1]}
         for fd in fds:
@@ -586,9 +593,9 @@ class Supervisor:
                 got = stream.read()
                 if not stream.open:
                     poller.unregister(fd)
-                elif got < BATCH_BYTES and batch and exit_code is None:
-                    # A trickle: let it gather in the 1 MiB pipe rather than
-                    # waking per write (the writer cannot fill it meanwhile).
+                elif got < BATCH_BYTES and stream.big and exit_code is None:
+                    # Output being discarded: let it gather in the 1 MiB pipe
+                    # rather than wake per write (it cannot fill meanwhile).
                     time.sleep(BATCH_PAUSE)
         self.finish(exit_code)
 
@@ -646,7 +653,7 @@ def daemon(tdir, record, command, cwd, timeout, ready_fd, umask):
                 sup.signal_group(signal.SIGKILL)
             record["state"] = "failed"
             record["finished_at"] = int(time.time())
-            record["error"] = "supervisor error: %s" % (e,)
+            record["error"] = " ".join(("supervisor error: %s" % (e,)).split())
             write_status(os.open(tdir, os.O_RDONLY | os.O_DIRECTORY), record)
         except BaseException:
             pass
