@@ -1,5 +1,6 @@
 /* The control plane: the E2B REST API, authenticated with X-API-Key.
- *   create   POST   /v2/sandboxes               {templateID, timeout}
+ *   create   POST   /v2/sandboxes               {templateID, timeout,
+ *                                               envVars}
  *   connect  POST   /v2/sandboxes/{id}/connect  {timeout}: 200 running,
  *                                               201 resumed from pause
  *   destroy  DELETE /sandboxes/{id}
@@ -83,6 +84,12 @@ int tb_e2b_api_create(struct tb_e2b *inst, const char *template_name,
 
 	body = json_pack("{s:s, s:I}", "templateID", template_name, "timeout",
 	                 (json_int_t)lifetime_s);
+	if (body && inst->env_json &&
+	    json_object_set_new(body, "envVars",
+	                        json_loads(inst->env_json, 0, NULL)) != 0) {
+		json_decref(body);
+		body = NULL;
+	}
 	if (!body)
 		return tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_NOMEM,
 		                   "create: out of memory");

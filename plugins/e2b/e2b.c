@@ -10,6 +10,8 @@
  *   sandbox_url       envd URL for every sandbox (default
  *                     https://49983-SANDBOXID.DOMAIN)
  *   template          template of new sandboxes (default base)
+ *   env               object of NAME: value that every process in every
+ *                     new sandbox sees (the API's envVars)
  *   default_lifetime  seconds a sandbox lives when create names none, and
  *                     the life connect extends a sandbox to (default 3600)
  *   request_timeout   seconds any one API or file request may take
@@ -95,6 +97,7 @@ static void instance_free(struct tb_e2b *inst)
 	free(inst->sandbox_url);
 	free(inst->domain);
 	free(inst->template_name);
+	free(inst->env_json);
 	free(inst);
 }
 
@@ -136,6 +139,34 @@ static int take_seconds(json_t *v, const char *key, uint32_t max, uint32_t *out,
 	return TASKBOX_OK;
 }
 
+/* settings.env: an object of environment variables, kept as JSON text. */
+static int take_env(struct tb_e2b *inst, json_t *v, char *errbuf, size_t errlen)
+{
+	const char *name;
+	json_t *val;
+
+	if (!json_is_object(v))
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL,
+		                   TASKBOX_E_INVALID,
+		                   "settings.env: must be an object of "
+		                   "NAME: \"value\"");
+	json_object_foreach(v, name, val)
+	{
+		if (!valid_env_name(name) || !json_is_string(val))
+			return tb_e2b_fail(errbuf, errlen, NULL, NULL,
+			                   TASKBOX_E_INVALID,
+			                   "settings.env.%.64s: must be a "
+			                   "variable name with a string value",
+			                   name);
+	}
+	free(inst->env_json);
+	inst->env_json = json_dumps(v, JSON_COMPACT);
+	if (!inst->env_json)
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_NOMEM,
+		                   "out of memory");
+	return TASKBOX_OK;
+}
+
 static int apply_settings(struct tb_e2b *inst, json_t *root, char *errbuf,
                           size_t errlen)
 {
@@ -164,6 +195,8 @@ static int apply_settings(struct tb_e2b *inst, json_t *root, char *errbuf,
 			rc = take_string(v, key, valid_template,
 			                 "1..128 bytes of [A-Za-z0-9-_./:]",
 			                 &inst->template_name, errbuf, errlen);
+		else if (strcmp(key, "env") == 0)
+			rc = take_env(inst, v, errbuf, errlen);
 		else if (strcmp(key, "default_lifetime") == 0)
 			rc = take_seconds(v, key, MAX_LIFETIME_S,
 			                  &inst->default_lifetime_s, errbuf,
@@ -177,8 +210,8 @@ static int apply_settings(struct tb_e2b *inst, json_t *root, char *errbuf,
 			                 TASKBOX_E_INVALID,
 			                 "settings.%s: unknown setting (known: "
 			                 "api_key_env, api_url, sandbox_url, "
-			                 "domain, template, default_lifetime, "
-			                 "request_timeout)",
+			                 "domain, template, env, "
+			                 "default_lifetime, request_timeout)",
 			                 key);
 		if (rc != TASKBOX_OK)
 			return rc;

@@ -23,6 +23,8 @@ struct tb_e2b {
 	char *sandbox_url; /* NULL unless set; no trailing '/' */
 	char *domain;
 	char *template_name;
+	char *
+	    env_json; /* JSON object NAME -> value for every sandbox, or NULL */
 	uint32_t default_lifetime_s;
 	uint32_t request_timeout_s;
 };

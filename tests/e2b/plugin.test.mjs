@@ -61,6 +61,9 @@ test("settings are validated and unknown ones refused by name", async () => {
     [{ template: "" }, "settings.template"],
     [{ default_lifetime: 0 }, "settings.default_lifetime"],
     [{ request_timeout: "60" }, "settings.request_timeout"],
+    [{ env: ["A=1"] }, "settings.env"],
+    [{ env: { "BAD NAME": "1" } }, "settings.env.BAD NAME"],
+    [{ env: { OK: 1 } }, "settings.env.OK"],
   ]) {
     const r = await d.op({ op: "init", settings: s });
     assert.equal(r.rc, RC.INVALID, JSON.stringify(s));
@@ -155,6 +158,17 @@ test("every op of the ABI works against the fake", async () => {
   assert.equal(x.rc, RC.NOT_FOUND);
   x = await d.op({ op: "connect", id: "bad/id" });
   assert.equal(x.rc, RC.INVALID);
+});
+
+test("settings.env reaches every process of a new sandbox", async () => {
+  const d = await driver({ env: { TB_SANDBOX_WIDE: "everywhere", TB_OVERRIDDEN: "sandbox" } });
+  const id = await sandbox(d);
+  const r = await exec(d, ["sh", "-c", 'printf "%s %s" "$TB_SANDBOX_WIDE" "$TB_OVERRIDDEN"'], {
+    env: ["TB_OVERRIDDEN=request"],
+  });
+  assert.equal(text(r), "everywhere request", "the request's env overrides the sandbox's");
+  await d.op({ op: "close" });
+  await d.op({ op: "destroy", id });
 });
 
 test("the requests carry what the service expects", async () => {

@@ -22,8 +22,9 @@ after(async () => {
 });
 
 test("the SDK drives a sandbox's whole life against the fake", async () => {
-  const sbx = await Sandbox.create({ timeoutMs: 60_000 });
+  const sbx = await Sandbox.create({ timeoutMs: 60_000, envs: { SANDBOX_WIDE: "yes" } });
   assert.match(sbx.sandboxId, /^[a-z0-9]+$/);
+  assert.equal((await sbx.commands.run("printf %s $SANDBOX_WIDE")).stdout, "yes", "envVars reach commands");
 
   const run = await sbx.commands.run("echo hello; echo oops >&2; exit 3").catch((e) => e);
   assert.equal(run.exitCode, 3, "a nonzero exit is reported");

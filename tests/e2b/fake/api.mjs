@@ -70,7 +70,10 @@ export function makeApiHandler(fake) {
       if (!validTimeout(timeout)) return sendError(res, 400, "timeout must be an integer of seconds");
       if (fake.unknownTemplates.has(body.templateID))
         return sendError(res, 404, `template '${body.templateID}' not found`);
-      const sbx = sandboxes.create(body.templateID, timeout);
+      const envVars = body.envVars ?? {};
+      if (typeof envVars !== "object" || Array.isArray(envVars) || Object.values(envVars).some((v) => typeof v !== "string"))
+        return sendError(res, 400, "envVars must be an object of strings");
+      const sbx = sandboxes.create(body.templateID, timeout, envVars);
       return sendJson(res, 201, sandboxJson(sbx));
     }
     if (path === "/v2/sandboxes" && req.method === "GET") {

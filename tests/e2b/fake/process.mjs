@@ -1,6 +1,7 @@
 // The fake envd's process service: Start (a Connect server stream) runs the
 // command for real, as envd does (/bin/sh -c 'exec "$@"' -- cmd args, the
-// user's home as the default cwd, PATH/HOME/USER plus the request's envs),
+// user's home as the default cwd, PATH/HOME/USER, the sandbox's envVars and
+// the request's envs),
 // and streams its output; SendSignal, SendInput, CloseStdin and List are
 // unary calls.
 import { spawn } from "node:child_process";
@@ -58,6 +59,7 @@ function spawnProcess(sbx, msg) {
     LOGNAME: userInfo().username,
     E2B_SANDBOX: "true",
     E2B_SANDBOX_ID: sbx.id,
+    ...sbx.envVars,
     ...(cfg.envs || {}),
   };
   const withStdin = msg.stdin === undefined ? true : !!msg.stdin;

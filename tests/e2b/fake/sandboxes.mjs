@@ -16,12 +16,13 @@ export class Sandboxes {
     this.root = mkdtempSync(join(tmpdir(), "e2b-fake-"));
   }
 
-  create(templateID, timeoutS) {
+  create(templateID, timeoutS, envVars = {}) {
     const id = "i" + randomBytes(10).toString("hex");
     const dir = mkdtempSync(join(this.root, `${id}-`));
     const sbx = {
       id,
       templateID,
+      envVars,
       home: dir,
       token: randomBytes(16).toString("hex"),
       state: "running",
