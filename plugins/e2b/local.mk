@@ -10,6 +10,7 @@ plugins_e2b_e2b_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS) \
 plugins_e2b_e2b_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version \
 	-export-symbols-regex '^taskbox_provider_entry_v1$$'
 plugins_e2b_e2b_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS)
+EXTRA_DIST += plugins/e2b/README.md
 
 # A small host that drives the plugin op by op for the tests.
 check_PROGRAMS += tests/e2b/e2b-driver
