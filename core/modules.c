@@ -4,12 +4,15 @@
 
 #include "modules.h"
 #include "tasks.h"
+#include "test_tools.h"
 
 int tb_modules_init(const struct tb_config *cfg, bool test_tools)
 {
 	(void)cfg;
 	(void)test_tools;
 	if (tb_tasks_init(cfg) < 0)
+		return -1;
+	if (test_tools && tb_test_tools_register() < 0)
 		return -1;
 	return 0;
 }

@@ -1,0 +1,69 @@
+/* The session and call state shared by mcp.c, mcp_tools.c and
+ * tool_call.c. Private to the MCP core. */
+#ifndef TB_MCP_SESSION_H
+#define TB_MCP_SESSION_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "mcp.h"
+#include "tool.h"
+#include "tools_registry.h"
+
+struct tb_mcp {
+	struct tb_mcp_opts opts;
+	pthread_mutex_t out_lock;   /* one writer at a time */
+	pthread_mutex_t calls_lock; /* guards calls and every call->cancelled */
+	struct tb_call *calls;      /* in flight, newest first */
+	bool initialized;           /* initialize answered (reader only) */
+	bool client_ready;          /* notifications/initialized seen */
+	char version[16];           /* negotiated; set before any call */
+	int shutting_down;          /* atomic */
+};
+
+struct tb_call {
+	struct tb_mcp *session;
+	const struct tb_tool_entry *tool;
+	json_t *id;
+	char *id_key;
+	json_t *args;
+	json_t *progress_token; /* or NULL */
+	pthread_mutex_t lock;   /* with wake: tb_call_sleep */
+	pthread_cond_t wake;
+	int cancelled;        /* atomic: by the client */
+	bool have_progress;   /* last_progress is set */
+	double last_progress; /* progress must increase */
+	struct tb_call *next;
+};
+
+/* Serialises msg and writes it; steals msg. Thread-safe. */
+void tb_mcp_send(struct tb_mcp *s, json_t *msg);
+
+/* True when the negotiated version is v or newer. */
+bool tb_mcp_at_least(const struct tb_mcp *s, const char *v);
+
+/* The id's in-flight call, or NULL; calls_lock held. */
+struct tb_call *tb_mcp_find_call(struct tb_mcp *s, const char *id_key);
+
+/* tools/list and tools/call; they answer (or hand off) themselves. */
+void tb_mcp_tools_list(struct tb_mcp *s, json_t *id, json_t *params);
+void tb_mcp_tools_call(struct tb_mcp *s, json_t *id, const char *id_key,
+                       json_t *params);
+
+/* A call's life (tool_call.c): made by tools/call, run on a worker (or
+ * inline), then answered unless the client cancelled it, and freed. */
+struct tb_call *tb_call_new(struct tb_mcp *s, const struct tb_tool_entry *tool,
+                            json_t *id, const char *id_key, json_t *args,
+                            json_t *progress_token);
+void tb_call_run(void *call);
+
+/* Takes c off the in-flight list; returns true when the client cancelled
+ * it (so no answer is due). */
+bool tb_call_unlink(struct tb_call *c);
+void tb_call_free(struct tb_call *c);
+
+/* Marks c cancelled and wakes its sleeps. */
+void tb_call_cancel(struct tb_call *c);
+
+#endif /* TB_MCP_SESSION_H */

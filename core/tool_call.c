@@ -1,0 +1,192 @@
+/* One tools/call from hand-off to answer, and the tb_call functions of
+ * tool.h that handlers use: cancellation, progress, sleeping. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jsonrpc.h"
+#include "log.h"
+#include "mcp_session.h"
+
+struct tb_call *tb_call_new(struct tb_mcp *s, const struct tb_tool_entry *tool,
+                            json_t *id, const char *id_key, json_t *args,
+                            json_t *progress_token)
+{
+	struct tb_call *c = calloc(1, sizeof *c);
+	pthread_condattr_t attr;
+
+	if (!c)
+		return NULL;
+	c->id_key = strdup(id_key);
+	if (!c->id_key) {
+		free(c);
+		return NULL;
+	}
+	c->session = s;
+	c->tool = tool;
+	c->id = json_incref(id);
+	c->args = json_incref(args);
+	c->progress_token = json_incref(progress_token);
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	return c;
+}
+
+void tb_call_free(struct tb_call *c)
+{
+	if (!c)
+		return;
+	json_decref(c->id);
+	json_decref(c->args);
+	json_decref(c->progress_token);
+	pthread_cond_destroy(&c->wake);
+	pthread_mutex_destroy(&c->lock);
+	free(c->id_key);
+	free(c);
+}
+
+bool tb_call_unlink(struct tb_call *c)
+{
+	struct tb_mcp *s = c->session;
+	bool by_client;
+
+	pthread_mutex_lock(&s->calls_lock);
+	for (struct tb_call **p = &s->calls; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	by_client = __atomic_load_n(&c->cancelled, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&s->calls_lock);
+	return by_client;
+}
+
+void tb_call_cancel(struct tb_call *c)
+{
+	__atomic_store_n(&c->cancelled, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&c->lock);
+	pthread_cond_broadcast(&c->wake);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* The tools/call result: structuredContent (on success, where the version
+ * has it) and the same JSON as a text block. Steals out. */
+static json_t *tool_result(const struct tb_call *c, json_t *out, bool error)
+{
+	char *text = json_dumps(out, JSON_COMPACT);
+	json_t *r = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text",
+	                      "text", text ? text : "{}", "isError", error);
+	free(text);
+	/* Error objects need not match outputSchema, which clients check
+	 * structuredContent against: they travel as text only. */
+	if (r && !error && tb_mcp_at_least(c->session, "2025-06-18"))
+		json_object_set(r, "structuredContent", out);
+	json_decref(out);
+	return r;
+}
+
+/* {"error": message} as a tool error result. */
+static json_t *error_result(const struct tb_call *c, const char *message)
+{
+	return tool_result(c, json_pack("{s:s}", "error", message), true);
+}
+
+void tb_call_run(void *arg)
+{
+	struct tb_call *c = arg;
+	char why[512];
+	json_t *out = NULL, *result;
+
+	if (tb_schema_validate(c->tool->validator, c->args, why, sizeof why)) {
+		result = error_result(c, why);
+	} else {
+		int rc = c->tool->tool->fn(c, c->args, &out);
+		if ((rc == 0 || rc == 1) && json_is_object(out)) {
+			result = tool_result(c, out, rc == 1);
+		} else {
+			tb_log(TB_LOG_ERROR,
+			       "tool %s broke its contract "
+			       "(returned %d)",
+			       c->tool->tool->name, rc);
+			json_decref(out);
+			result = error_result(c, "internal error in the tool");
+		}
+	}
+	if (tb_call_unlink(c)) {
+		tb_log(TB_LOG_DEBUG, "call %s cancelled: no answer", c->id_key);
+		json_decref(result);
+	} else if (!result) {
+		tb_mcp_send(c->session,
+		            tb_rpc_error(c->id, TB_RPC_INTERNAL_ERROR,
+		                         "Internal error: out of memory"));
+	} else {
+		tb_mcp_send(c->session, tb_rpc_result(c->id, result));
+	}
+	tb_call_free(c);
+}
+
+bool tb_call_cancelled(const tb_call *call)
+{
+	return __atomic_load_n(&call->cancelled, __ATOMIC_SEQ_CST) ||
+	       __atomic_load_n(&call->session->shutting_down, __ATOMIC_SEQ_CST);
+}
+
+int tb_call_cancelled_cb(void *call)
+{
+	return tb_call_cancelled(call);
+}
+
+void tb_call_progress(tb_call *call, double progress, double total,
+                      const char *message)
+{
+	if (!call->progress_token)
+		return;
+	pthread_mutex_lock(&call->lock);
+	bool increases = !call->have_progress || progress > call->last_progress;
+	if (increases) {
+		call->have_progress = true;
+		call->last_progress = progress;
+	}
+	pthread_mutex_unlock(&call->lock);
+	if (!increases)
+		return; /* the spec wants every value above the last */
+	json_t *params = json_pack("{s:O,s:f}", "progressToken",
+	                           call->progress_token, "progress", progress);
+	if (params && total >= 0)
+		json_object_set_new(params, "total", json_real(total));
+	if (params && message && tb_mcp_at_least(call->session, "2025-03-26")) {
+		json_t *m = json_string(message);
+		if (m)
+			json_object_set_new(params, "message", m);
+	}
+	if (params)
+		tb_mcp_send(
+		    call->session,
+		    tb_rpc_notification("notifications/progress", params));
+}
+
+bool tb_call_sleep(tb_call *call, uint32_t timeout_ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&call->lock);
+	while (!tb_call_cancelled(call))
+		if (pthread_cond_timedwait(&call->wake, &call->lock, &until) ==
+		    ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&call->lock);
+	return tb_call_cancelled(call);
+}

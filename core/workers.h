@@ -1,0 +1,18 @@
+/* A fixed pool of worker threads with a bounded job queue. Thread-safe. */
+#ifndef TB_WORKERS_H
+#define TB_WORKERS_H
+
+struct tb_workers;
+
+/* Starts n threads (n >= 1) with room for queue_max waiting jobs. Returns
+ * NULL (and logs why) on failure. */
+struct tb_workers *tb_workers_new(unsigned n, unsigned queue_max);
+
+/* Queues fn(arg). Returns 0, or -1 when the queue is full or the pool is
+ * stopping; the job is then not run. Never blocks on a full queue. */
+int tb_workers_submit(struct tb_workers *w, void (*fn)(void *), void *arg);
+
+/* Runs every queued job to its end, joins the threads and frees w. */
+void tb_workers_drain(struct tb_workers *w);
+
+#endif /* TB_WORKERS_H */
