@@ -58,3 +58,8 @@ tests_unit_test_sup_record_LDADD = $(tasks_unit_ldadd)
 tests_unit_test_tool_args_SOURCES = tests/unit/test_tool_args.c
 tests_unit_test_tool_args_CFLAGS = $(tasks_unit_cflags)
 tests_unit_test_tool_args_LDADD = $(tasks_unit_ldadd)
+
+# The provider contract suite (tests/contract/suite.mjs, one NAME.test.mjs
+# per provider) and the demo session.
+EXTRA_DIST += tests/contract/suite.mjs tests/contract/providers/local.mjs \
+	tests/contract/local.test.mjs tests/demo/session.mjs tests/demo/run.sh

@@ -424,6 +424,63 @@ export function contractSuite(provider) {
       await closeServer(d);
     });
 
+    test("ordinary tools: run_command, write_file, read_file and the implicit default sandbox", { timeout: 60000 }, async () => {
+      const a = await server();
+      // Without any sandbox, run_command makes the session default.
+      const r = ok(await call(a, "run_command", { command: "echo hi; echo err >&2; exit 4" }), "run_command");
+      const sb = r.sandbox_id;
+      sandboxes.add(sb);
+      assert.equal(r.exit_code, 4);
+      assert.equal(r.stdout, "hi\n");
+      assert.equal(r.stderr, "err\n");
+      assert.equal(r.timed_out, false);
+      const big = ok(await call(a, "run_command", { command: "head -c 200000 /dev/zero | tr '\\0' x" }), "big output");
+      assert.equal(big.stdout.length, 65536);
+      assert.equal(big.stdout_truncated, true);
+      const slow = ok(await call(a, "run_command", { command: "sleep 30", timeout: 1 }), "timeout");
+      assert.equal(slow.timed_out, true);
+
+      // notifications/cancelled (an aborted request) stops a long command.
+      const ac = new AbortController();
+      const long = callTool(a.client, "run_command", { command: "echo $$ > run.pid; exec sleep 60" }, { signal: ac.signal })
+        .then(() => "finished", () => "aborted");
+      await until("the command to start", async () => {
+        const r = ok(await call(a, "run_command", { command: "cat run.pid 2>/dev/null || true" }), "cat run.pid");
+        return r.stdout.trim() !== "";
+      }, 20000);
+      ac.abort();
+      assert.equal(await long, "aborted");
+      await until("the cancelled command to stop", async () => {
+        const r = ok(await call(a, "run_command", { command: "kill -0 $(cat run.pid) 2>/dev/null && echo alive || echo gone" }), "probe");
+        return r.stdout.trim() === "gone";
+      }, 20000);
+
+      ok(await call(a, "write_file", { path: "dir/hello.txt", content: "héllo\n" }), "write_file");
+      const bytes = Buffer.from([0, 1, 2, 250, 251, 252, 253, 254, 255]);
+      ok(await call(a, "write_file", { path: "bin.dat", content: bytes.toString("base64"), encoding: "base64" }), "write_file base64");
+      const t = ok(await call(a, "read_file", { path: "dir/hello.txt" }), "read_file");
+      assert.equal(t.content, "héllo\n");
+      assert.equal(t.size, 7);
+      assert.equal(t.eof, true);
+      const part = ok(await call(a, "read_file", { path: "dir/hello.txt", offset: 1, length: 2 }), "read_file part");
+      assert.equal(part.content, "é");
+      assert.equal(part.next_offset, 3);
+      const b = ok(await call(a, "read_file", { path: "bin.dat", encoding: "base64" }), "read_file base64");
+      assert.deepEqual(Buffer.from(b.content, "base64"), bytes);
+      const bad = failure(await call(a, "write_file", { path: "x", content: "@@@", encoding: "base64" }), "bad base64");
+      assert.match(bad, /content/);
+      const missing = failure(await call(a, "read_file", { path: "no/such/file" }), "read_file missing");
+      assert.match(missing, /no\/such\/file/);
+      await closeServer(a);
+
+      // No task was started there, so the session's end destroyed it.
+      const b2 = await server();
+      const gone = failure(await call(b2, "run_command", { sandbox_id: sb, command: "true" }), "after disconnect");
+      assert.ok(gone.includes(sb));
+      sandboxes.delete(sb);
+      await closeServer(b2);
+    });
+
     test("kill -9 of the server during start_task never loses the task", { timeout: 90000 }, async () => {
       const a = await server();
       const sb = await createSandbox(a);
