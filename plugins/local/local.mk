@@ -5,7 +5,30 @@ plugins_local_local_la_SOURCES = plugins/local/local.c \
 	plugins/local/sandbox.c plugins/local/exec.c plugins/local/files.c \
 	plugins/local/procs.c plugins/local/spawn.c plugins/local/reaper.c \
 	plugins/local/local_int.h
+EXTRA_DIST += plugins/local/README.md
 plugins_local_local_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 plugins_local_local_la_LIBADD = $(JANSSON_LIBS)
 plugins_local_local_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version \
 	-export-symbols-regex '^taskbox_provider_entry_v1$$'
+
+# Unit tests: the built module loaded through libltdl, every op exercised.
+LOCAL_PLUGIN_TESTS = tests/plugins/local/test_local_sandbox \
+	tests/plugins/local/test_local_exec tests/plugins/local/test_local_files
+check_PROGRAMS += $(LOCAL_PLUGIN_TESTS)
+TESTS += $(LOCAL_PLUGIN_TESTS)
+noinst_HEADERS += tests/plugins/local/helper.h
+LOCAL_TEST_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) \
+	-DTB_LOCAL_MODULE_DIR='"$(abs_top_builddir)/plugins/local"'
+LOCAL_TEST_LDADD = $(CRITERION_LIBS) $(LTDL_LIBS) $(PTHREAD_LIBS)
+tests_plugins_local_test_local_sandbox_SOURCES = \
+	tests/plugins/local/test_local_sandbox.c tests/plugins/local/helper.c
+tests_plugins_local_test_local_sandbox_CFLAGS = $(LOCAL_TEST_CFLAGS)
+tests_plugins_local_test_local_sandbox_LDADD = $(LOCAL_TEST_LDADD)
+tests_plugins_local_test_local_exec_SOURCES = \
+	tests/plugins/local/test_local_exec.c tests/plugins/local/helper.c
+tests_plugins_local_test_local_exec_CFLAGS = $(LOCAL_TEST_CFLAGS)
+tests_plugins_local_test_local_exec_LDADD = $(LOCAL_TEST_LDADD)
+tests_plugins_local_test_local_files_SOURCES = \
+	tests/plugins/local/test_local_files.c tests/plugins/local/helper.c
+tests_plugins_local_test_local_files_CFLAGS = $(LOCAL_TEST_CFLAGS)
+tests_plugins_local_test_local_files_LDADD = $(LOCAL_TEST_LDADD)

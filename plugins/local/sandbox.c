@@ -233,9 +233,9 @@ int tb_local_connect(void *instance, const char *sandbox_id, void **conn,
 	snprintf(c->meta_path, sizeof(c->meta_path), "%s/%s", c->id, META);
 	c->dir_fd = openat(L->root_fd, c->id,
 	                   O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (c->dir_fd < 0 ||
-	    (err = tb_local_meta_read(L->root_fd, c->meta_path, &m))) {
-		err = c->dir_fd < 0 ? errno : err;
+	err = c->dir_fd < 0 ? errno
+	                    : tb_local_meta_read(L->root_fd, c->meta_path, &m);
+	if (err) {
 		if (err == ENOENT || err == ENOTDIR) {
 			tb_local_err(errbuf, errlen, "no sandbox %s", c->id);
 			tb_local_close(c);

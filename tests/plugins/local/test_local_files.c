@@ -1,0 +1,181 @@
+/* read_file and write_file on the local provider: offsets, lengths, EOF,
+ * missing files, procfs files whose size reads as 0, modes, parents. */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "helper.h"
+
+static void *inst, *conn;
+static char id[TASKBOX_SANDBOX_ID_MAX];
+
+static void setup(void)
+{
+	tl_setup();
+	inst = tl_init_ok();
+	tl_create(inst, 0, id);
+	conn = tl_connect(inst, id);
+}
+
+static void teardown(void)
+{
+	tl_p->ops.close(conn);
+	tl_p->ops.fini(inst);
+	tl_teardown();
+}
+
+TestSuite(local_files, .init = setup, .fini = teardown, .timeout = 60);
+
+static int rd(const char *path, uint64_t off, size_t len,
+              struct taskbox_buf *data, uint64_t *size)
+{
+	*size = 12345;
+	return tl_p->ops.read_file(conn, path, off, len, data, size, tl_err,
+	                           sizeof tl_err);
+}
+
+static void wr(const char *path, const char *text, uint32_t mode)
+{
+	int rc =
+	    tl_p->ops.write_file(conn, path, (const unsigned char *)text,
+	                         strlen(text), mode, tl_err, sizeof tl_err);
+
+	cr_assert_eq(rc, TASKBOX_OK, "write %s: %d %s", path, rc, tl_err);
+}
+
+#define DATA_IS(d, text)                                                       \
+	cr_assert((d).len == strlen(text) &&                                   \
+	              (!(d).len || !memcmp((d).data, text, strlen(text))),     \
+	          "read '%.*s', wanted '%s'", (int)(d).len, (char *)(d).data,  \
+	          text)
+
+Test(local_files, offsets_lengths_and_eof)
+{
+	struct taskbox_buf d;
+	uint64_t size;
+
+	wr("digits", "0123456789", 0644);
+	cr_assert_eq(rd("digits", 0, 100, &d, &size), TASKBOX_OK);
+	DATA_IS(d, "0123456789");
+	cr_assert_eq(size, 10);
+	free(d.data);
+	cr_assert_eq(rd("digits", 3, 4, &d, &size), TASKBOX_OK);
+	DATA_IS(d, "3456");
+	free(d.data);
+	cr_assert_eq(rd("digits", 8, 4, &d, &size), TASKBOX_OK);
+	DATA_IS(d, "89");
+	free(d.data);
+	for (uint64_t off = 10; off <= 1000; off += 990) {
+		cr_assert_eq(rd("digits", off, 4, &d, &size), TASKBOX_OK);
+		cr_assert_null(d.data);
+		cr_assert_eq(d.len, 0);
+		cr_assert_eq(size, 10);
+	}
+	cr_assert_eq(rd("digits", 0, 0, &d, &size), TASKBOX_OK);
+	cr_assert_eq(d.len, 0);
+	cr_assert_eq(size, 10);
+}
+
+Test(local_files, missing_and_wrong_kinds)
+{
+	struct taskbox_buf d;
+	uint64_t size;
+
+	cr_assert_eq(rd("nope", 0, 10, &d, &size), TASKBOX_E_NOT_FOUND);
+	cr_assert(strstr(tl_err, "nope"), "%s", tl_err);
+	cr_assert_eq(rd("no/such/dir/file", 0, 10, &d, &size),
+	             TASKBOX_E_NOT_FOUND);
+	cr_assert_eq(rd(".", 0, 10, &d, &size), TASKBOX_E_INVALID);
+	cr_assert_eq(rd("", 0, 10, &d, &size), TASKBOX_E_INVALID);
+}
+
+Test(local_files, procfs_files_report_their_real_size)
+{
+	struct taskbox_buf d, part;
+	uint64_t size, psize;
+	char head[32];
+	int n;
+
+	cr_assert_eq(rd("/proc/self/cmdline", 0, 1 << 20, &d, &size),
+	             TASKBOX_OK, "%s", tl_err);
+	cr_assert_gt(d.len, 0);
+	cr_assert_eq(size, d.len);
+	cr_assert_eq(rd("/proc/self/cmdline", 2, 3, &part, &psize), TASKBOX_OK);
+	cr_assert_eq(part.len, 3);
+	cr_assert_eq(psize, size);
+	cr_assert_eq(memcmp(part.data, d.data + 2, 3), 0);
+	free(part.data);
+	free(d.data);
+
+	n = snprintf(head, sizeof head, "%ld (", (long)getpid());
+	cr_assert_eq(rd("/proc/self/stat", 0, 4096, &d, &size), TASKBOX_OK);
+	cr_assert_geq(d.len, (size_t)n);
+	cr_assert_eq(memcmp(d.data, head, (size_t)n), 0);
+	cr_assert_eq(size, d.len);
+	free(d.data);
+}
+
+Test(local_files, four_kib_and_absolute_paths)
+{
+	char big[4097], path[600];
+	struct taskbox_buf d;
+	uint64_t size;
+
+	memset(big, 'k', 4096);
+	big[4096] = '\0';
+	wr("big", big, 0600);
+	cr_assert_eq(rd("big", 0, 4096, &d, &size), TASKBOX_OK);
+	cr_assert_eq(d.len, 4096);
+	free(d.data);
+	snprintf(path, sizeof path, "%s/%s/home/big", tl_root, id);
+	cr_assert_eq(rd(path, 4000, 4096, &d, &size), TASKBOX_OK);
+	cr_assert_eq(d.len, 96);
+	free(d.data);
+}
+
+Test(local_files, write_makes_parents_honours_mode_and_replaces)
+{
+	char path[600];
+	struct stat st;
+	struct taskbox_buf d;
+	uint64_t size;
+
+	wr("a/b/c.txt", "first", 0640);
+	snprintf(path, sizeof path, "%s/%s/home/a/b/c.txt", tl_root, id);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0640);
+	wr("a/b/c.txt", "second", 0755);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0755);
+	cr_assert_eq(rd("a/b/c.txt", 0, 100, &d, &size), TASKBOX_OK);
+	DATA_IS(d, "second");
+	free(d.data);
+	wr("empty", "", 0600);
+	cr_assert_eq(rd("empty", 0, 100, &d, &size), TASKBOX_OK);
+	cr_assert_eq(d.len, 0);
+	cr_assert_eq(size, 0);
+
+	/* No temp file is left behind. */
+	struct taskbox_exec_result res;
+	tl_sh(conn, &res, "ls -A a/b");
+	cr_assert_eq(res.out.len, 6, "%.*s", (int)res.out.len,
+	             (char *)res.out.data);
+	tl_res_free(&res);
+
+	cr_assert_eq(tl_p->ops.write_file(conn, "x", (const unsigned char *)"",
+	                                  0, 010000, tl_err, sizeof tl_err),
+	             TASKBOX_E_INVALID);
+	cr_assert_eq(tl_p->ops.write_file(conn, "dir/",
+	                                  (const unsigned char *)"", 0, 0644,
+	                                  tl_err, sizeof tl_err),
+	             TASKBOX_E_INVALID);
+	cr_assert_eq(tl_p->ops.write_file(conn, "a/b",
+	                                  (const unsigned char *)"", 0, 0644,
+	                                  tl_err, sizeof tl_err),
+	             TASKBOX_E_INVALID, "%s", tl_err);
+}

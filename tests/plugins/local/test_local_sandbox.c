@@ -1,0 +1,338 @@
+/* The local provider's settings and sandbox lifecycle: create, connect,
+ * close, renew, destroy, ids persisting across instances, expiry, the
+ * reaper working with no host running, and bubblewrap isolation. */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "helper.h"
+
+TestSuite(local_sandbox, .init = tl_setup, .fini = tl_teardown, .timeout = 120);
+
+static void expect_invalid(const char *settings, const char *needle)
+{
+	void *inst = NULL;
+	int rc = tl_init(settings, &inst);
+
+	cr_assert_eq(rc, TASKBOX_E_INVALID, "%s gave %d (%s)", settings, rc,
+	             tl_err);
+	cr_assert_null(inst);
+	cr_assert(strstr(tl_err, needle), "message for %s lacks '%s': %s",
+	          settings, needle, tl_err);
+}
+
+Test(local_sandbox, settings_are_validated)
+{
+	expect_invalid("{\"root\":\"%s\",\"colour\":1}", "'colour'");
+	expect_invalid("[1]", "JSON object");
+	expect_invalid("{\"root\": ", "JSON object");
+	expect_invalid("{\"root\":\"relative/dir\"}", "'root'");
+	expect_invalid("{\"root\":5}", "'root'");
+	expect_invalid("{\"root\":\"%s\",\"env\":[]}", "'env'");
+	expect_invalid("{\"root\":\"%s\",\"env\":{\"A\":1}}", "'env.A'");
+	expect_invalid("{\"root\":\"%s\",\"env\":{\"1A\":\"x\"}}", "'1A'");
+	expect_invalid("{\"root\":\"%s\",\"env\":{\"A=B\":\"x\"}}", "'A=B'");
+	expect_invalid("{\"root\":\"%s\",\"env\":{\"TASKBOX_SANDBOX_ID\":"
+	               "\"x\"}}",
+	               "TASKBOX_SANDBOX_ID");
+	expect_invalid("{\"root\":\"%s\",\"isolation\":\"docker\"}",
+	               "'isolation'");
+	expect_invalid("{\"root\":\"%s\",\"default_lifetime\":0}",
+	               "'default_lifetime'");
+	expect_invalid("{\"root\":\"%s\",\"max_lifetime\":\"1\"}",
+	               "'max_lifetime'");
+	expect_invalid("{\"root\":\"%s\",\"default_lifetime\":100,"
+	               "\"max_lifetime\":10}",
+	               "exceeds");
+}
+
+Test(local_sandbox, default_root_follows_xdg_state_home)
+{
+	char xdg[300], want[400];
+	void *inst = NULL;
+
+	snprintf(xdg, sizeof xdg, "%s/state", tl_root);
+	setenv("XDG_STATE_HOME", xdg, 1);
+	cr_assert_eq(
+	    tl_p->ops.init(&tl_host, "{}", &inst, tl_err, sizeof tl_err),
+	    TASKBOX_OK, "%s", tl_err);
+	snprintf(want, sizeof want, "%s/taskbox/local", xdg);
+	cr_assert(tl_exists(want), "%s was not made", want);
+	tl_p->ops.fini(inst);
+}
+
+Test(local_sandbox, create_connect_destroy)
+{
+	void *inst = tl_init_ok(), *conn;
+	char id[TASKBOX_SANDBOX_ID_MAX], path[512];
+
+	tl_create(inst, 0, id);
+	cr_assert_eq(strlen(id), 32);
+	cr_assert_eq(strspn(id, "0123456789abcdef"), 32, "id %s", id);
+	snprintf(path, sizeof path, "%s/%s/home", tl_root, id);
+	cr_assert(tl_exists(path));
+	snprintf(path, sizeof path, "%s/%s/meta.json", tl_root, id);
+	cr_assert(tl_exists(path));
+
+	conn = tl_connect(inst, id);
+	tl_p->ops.close(conn);
+	cr_assert_eq(tl_p->ops.destroy(inst, id, tl_err, sizeof tl_err),
+	             TASKBOX_OK, "%s", tl_err);
+	snprintf(path, sizeof path, "%s/%s", tl_root, id);
+	cr_assert_not(tl_exists(path));
+	cr_assert_eq(tl_p->ops.connect(inst, id, &conn, tl_err, sizeof tl_err),
+	             TASKBOX_E_NOT_FOUND);
+	cr_assert_eq(tl_p->ops.destroy(inst, id, tl_err, sizeof tl_err),
+	             TASKBOX_E_NOT_FOUND);
+	cr_assert_eq(
+	    tl_p->ops.connect(inst, "../etc", &conn, tl_err, sizeof tl_err),
+	    TASKBOX_E_INVALID);
+	cr_assert_eq(tl_p->ops.connect(inst, "0123456789ABCDEF0123456789abcdef",
+	                               &conn, tl_err, sizeof tl_err),
+	             TASKBOX_E_INVALID);
+	cr_assert_eq(tl_p->ops.destroy(inst, "x", tl_err, sizeof tl_err),
+	             TASKBOX_E_INVALID);
+	tl_p->ops.fini(inst);
+}
+
+Test(local_sandbox, templates)
+{
+	void *inst = tl_init_ok();
+	struct taskbox_create_req req = {sizeof req, "base", 0};
+	char id[TASKBOX_SANDBOX_ID_MAX];
+
+	cr_assert_eq(tl_p->ops.create(inst, &req, id, tl_err, sizeof tl_err),
+	             TASKBOX_OK, "%s", tl_err);
+	req.template_name = "ubuntu";
+	cr_assert_eq(tl_p->ops.create(inst, &req, id, tl_err, sizeof tl_err),
+	             TASKBOX_E_NOT_FOUND);
+	cr_assert(strstr(tl_err, "base") && strstr(tl_err, "ubuntu"), "%s",
+	          tl_err);
+	tl_p->ops.fini(inst);
+}
+
+Test(local_sandbox, ids_persist_across_instances)
+{
+	void *a = tl_init_ok(), *b, *conn;
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	struct taskbox_exec_result res;
+
+	tl_create(a, 0, id);
+	conn = tl_connect(a, id);
+	tl_sh(conn, &res, "echo kept > note");
+	tl_res_free(&res);
+	tl_p->ops.close(conn);
+	tl_p->ops.fini(a);
+
+	b = tl_init_ok();
+	conn = tl_connect(b, id);
+	tl_sh(conn, &res, "cat note");
+	cr_assert_eq(res.out.len, 5);
+	cr_assert_eq(memcmp(res.out.data, "kept\n", 5), 0);
+	tl_res_free(&res);
+	tl_p->ops.close(conn);
+	tl_p->ops.fini(b);
+}
+
+Test(local_sandbox, expired_sandbox_is_gone)
+{
+	void *inst = tl_init_ok(), *conn;
+	char id[TASKBOX_SANDBOX_ID_MAX], id2[TASKBOX_SANDBOX_ID_MAX], dir[512];
+	struct taskbox_buf data;
+	uint64_t size;
+
+	tl_create(inst, 0, id);
+	tl_set_deadline(id, time(NULL) - 1);
+	cr_assert_eq(tl_p->ops.connect(inst, id, &conn, tl_err, sizeof tl_err),
+	             TASKBOX_E_GONE);
+	cr_assert(strstr(tl_err, "expired"), "%s", tl_err);
+	snprintf(dir, sizeof dir, "%s/%s", tl_root, id);
+	cr_assert_not(tl_exists(dir));
+
+	/* An open connection sees the expiry at its next op. */
+	tl_create(inst, 0, id2);
+	conn = tl_connect(inst, id2);
+	tl_set_deadline(id2, time(NULL) - 1);
+	cr_assert_eq(tl_p->ops.read_file(conn, "x", 0, 10, &data, &size, tl_err,
+	                                 sizeof tl_err),
+	             TASKBOX_E_GONE);
+	tl_p->ops.close(conn);
+	tl_p->ops.fini(inst);
+}
+
+/* Reads created and deadline from the sandbox's meta.json. */
+static void read_meta(const char *id, long long *created, long long *deadline)
+{
+	char path[512], meta[256];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s/meta.json", tl_root, id);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	cr_assert_not_null(fgets(meta, sizeof meta, f));
+	fclose(f);
+	cr_assert_eq(sscanf(meta,
+	                    "{\"format\":1,\"created\":%lld,"
+	                    "\"deadline\":%lld",
+	                    created, deadline),
+	             2, "%s", meta);
+}
+
+/* Renews by ask and checks the deadline moved to now + want. */
+static void renew_to(void *conn, const char *id, uint32_t ask, long long want)
+{
+	long long created, deadline;
+	time_t before = time(NULL);
+
+	cr_assert_eq(tl_p->ops.renew(conn, ask, tl_err, sizeof tl_err),
+	             TASKBOX_OK, "%s", tl_err);
+	read_meta(id, &created, &deadline);
+	cr_assert(deadline >= before + want && deadline <= time(NULL) + want,
+	          "renew(%u): deadline %lld, wanted now + %lld", ask, deadline,
+	          want);
+}
+
+Test(local_sandbox, renew_moves_the_deadline_within_max)
+{
+	void *inst = NULL, *conn;
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	long long created, deadline;
+
+	cr_assert_eq(tl_init("{\"root\":\"%s\",\"default_lifetime\":60,"
+	                     "\"max_lifetime\":200}",
+	                     &inst),
+	             TASKBOX_OK, "%s", tl_err);
+	tl_create(inst, 5000, id);
+	read_meta(id, &created, &deadline);
+	cr_assert_eq(deadline - created, 200, "create is bounded by max");
+	conn = tl_connect(inst, id);
+	renew_to(conn, id, 100, 100);
+	renew_to(conn, id, 100000, 200);
+	renew_to(conn, id, 0, 60);
+	tl_p->ops.close(conn);
+	tl_p->ops.fini(inst);
+}
+
+Test(local_sandbox, destroy_stops_setsid_background_processes)
+{
+	void *inst = tl_init_ok(), *conn;
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	struct taskbox_exec_result res;
+	long pid = 0;
+
+	tl_create(inst, 0, id);
+	conn = tl_connect(inst, id);
+	tl_sh(conn, &res,
+	      "setsid sh -c 'trap \"\" TERM; sleep 1000' </dev/null "
+	      ">/dev/null 2>&1 & echo $!");
+	pid = tl_out_long(&res);
+	tl_res_free(&res);
+	tl_p->ops.close(conn);
+	usleep(100000);
+	cr_assert(tl_pid_alive(pid));
+	cr_assert_eq(tl_p->ops.destroy(inst, id, tl_err, sizeof tl_err),
+	             TASKBOX_OK, "%s", tl_err);
+	cr_assert_not(tl_pid_alive(pid), "process %ld survived destroy", pid);
+	tl_p->ops.fini(inst);
+}
+
+Test(local_sandbox, reaper_removes_expired_sandbox_without_host)
+{
+	void *inst = tl_init_ok(), *conn;
+	char id[TASKBOX_SANDBOX_ID_MAX], dir[512];
+	struct taskbox_exec_result res;
+	long pid;
+
+	tl_create(inst, 0, id);
+	conn = tl_connect(inst, id);
+	tl_sh(conn, &res,
+	      "setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!");
+	pid = tl_out_long(&res);
+	tl_res_free(&res);
+	/* Shortening the lifetime reaches the sleeping reaper. */
+	cr_assert_eq(tl_p->ops.renew(conn, 2, tl_err, sizeof tl_err),
+	             TASKBOX_OK, "%s", tl_err);
+	tl_p->ops.close(conn);
+	tl_p->ops.fini(inst); /* no host from here on */
+	snprintf(dir, sizeof dir, "%s/%s", tl_root, id);
+	cr_assert(tl_exists(dir));
+	cr_assert(tl_wait_gone(dir, 25000), "the reaper left %s", dir);
+	for (int i = 0; i < 100 && tl_pid_alive(pid); i++)
+		usleep(50000);
+	cr_assert_not(tl_pid_alive(pid), "process %ld survived", pid);
+}
+
+Test(local_sandbox, init_sweeps_expired_sandboxes)
+{
+	void *inst = tl_init_ok();
+	char id[TASKBOX_SANDBOX_ID_MAX], dir[512], gone[512];
+
+	tl_create(inst, 0, id);
+	tl_p->ops.fini(inst);
+	tl_set_deadline(id, time(NULL) - 5);
+	/* A removal that was interrupted half way. */
+	snprintf(gone, sizeof gone, "%s/.gone-%s-0011223344556677", tl_root,
+	         "0123456789abcdef0123456789abcdef");
+	cr_assert_eq(mkdir(gone, 0700), 0);
+	inst = tl_init_ok();
+	snprintf(dir, sizeof dir, "%s/%s", tl_root, id);
+	cr_assert_not(tl_exists(dir));
+	cr_assert_not(tl_exists(gone));
+	tl_p->ops.fini(inst);
+}
+
+Test(local_sandbox, bwrap_isolation)
+{
+	void *inst = NULL, *conn;
+	char id[TASKBOX_SANDBOX_ID_MAX], path[512];
+	struct taskbox_exec_result res;
+	struct taskbox_buf data;
+	uint64_t size;
+	int rc;
+
+	if (access("/usr/bin/bwrap", X_OK) != 0 && access("/bin/bwrap", X_OK))
+		cr_skip_test("bubblewrap is not installed");
+	rc = tl_init("{\"root\":\"%s\",\"isolation\":\"bwrap\"}", &inst);
+	if (rc == TASKBOX_E_UNAVAILABLE)
+		cr_skip_test("bubblewrap cannot run here: %s", tl_err);
+	cr_assert_eq(rc, TASKBOX_OK, "%s", tl_err);
+	tl_create(inst, 0, id);
+	conn = tl_connect(inst, id);
+	/* Outside the sandbox and outside /tmp (which is the sandbox's). */
+	snprintf(path, sizeof path, "/var/tmp/tb-local-escape-%ld",
+	         (long)getpid());
+	char script[700];
+	snprintf(script, sizeof script,
+	         "echo in > inside && echo t > /tmp/t && "
+	         "if touch %s 2>/dev/null; then echo escaped; fi; "
+	         "echo $TASKBOX_SANDBOX_ID",
+	         path);
+	tl_sh(conn, &res, script);
+	cr_assert_eq(res.exit_code, 0, "%.*s", (int)res.err.len,
+	             (char *)res.err.data);
+	cr_assert_eq(res.out.len, 33, "%.*s", (int)res.out.len,
+	             (char *)res.out.data);
+	cr_assert_eq(memcmp(res.out.data, id, 32), 0);
+	tl_res_free(&res);
+	cr_assert_not(tl_exists(path), "wrote outside the sandbox");
+	cr_assert_eq(tl_p->ops.read_file(conn, "/tmp/t", 0, 10, &data, &size,
+	                                 tl_err, sizeof tl_err),
+	             TASKBOX_OK, "%s", tl_err);
+	cr_assert_eq(data.len, 2);
+	free(data.data);
+	tl_p->ops.close(conn);
+	tl_p->ops.fini(inst);
+
+	setenv("PATH", "/nonexistent", 1);
+	cr_assert_eq(
+	    tl_init("{\"root\":\"%s\",\"isolation\":\"bwrap\"}", &inst),
+	    TASKBOX_E_UNAVAILABLE);
+	cr_assert(strstr(tl_err, "bwrap"), "%s", tl_err);
+}
