@@ -1,1 +1,101 @@
-# tests: build rules (included from the top Makefile.am)
+# tests: the shared test plumbing, the unit tests of the foundation and the
+# fake plugins they load. Other fragments add their own tests with
+# `TESTS += ...` and may reuse UNIT_TEST_CFLAGS / UNIT_TEST_LDADD.
+
+TEST_EXTENSIONS = .mjs .sh
+MJS_LOG_COMPILER = node
+SH_LOG_COMPILER = $(SHELL)
+
+# Criterion programs (no extension) run under valgrind, except in the
+# sanitizer build where ASan and UBSan do the checking.
+if SANITIZERS
+LOG_COMPILER =
+else
+LOG_COMPILER = $(srcdir)/tests/vg
+endif
+
+AM_TESTS_ENVIRONMENT = \
+	TASKBOX_BIN='$(abs_top_builddir)/taskbox'; export TASKBOX_BIN; \
+	TASKBOX_PLUGIN_PATH='$(abs_top_builddir)/plugins/local/.libs:$(abs_top_builddir)/plugins/docker/.libs:$(abs_top_builddir)/plugins/e2b/.libs'; \
+	export TASKBOX_PLUGIN_PATH; \
+	TASKBOX_SRCDIR='$(abs_top_srcdir)'; export TASKBOX_SRCDIR; \
+	TASKBOX_BUILDDIR='$(abs_top_builddir)'; export TASKBOX_BUILDDIR; \
+	TASKBOX_FAKEPLUGIN_DIR='$(abs_top_builddir)/tests/fakeplugins/.libs'; \
+	export TASKBOX_FAKEPLUGIN_DIR; \
+	TASKBOX_CC='$(CC)'; export TASKBOX_CC; \
+	TASKBOX_CXX='$(CXX)'; export TASKBOX_CXX; \
+	TASKBOX_TEST_WRAPPER="$${TASKBOX_TEST_WRAPPER-}"; \
+	export TASKBOX_TEST_WRAPPER;
+
+dist_noinst_SCRIPTS += tests/vg tests/run-all.sh
+EXTRA_DIST += tests/package.json tests/package-lock.json tests/lib/client.mjs
+
+# What a Criterion unit test compiles and links with.
+UNIT_TEST_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) $(JANSSON_CFLAGS)
+UNIT_TEST_LDADD = libtaskbox_core.la $(CRITERION_LIBS) $(JANSSON_LIBS) \
+	$(PTHREAD_LIBS)
+
+# Fake plugins: loadable modules only tests see (-rpath makes libtool build
+# a module rather than a convenience archive).
+FAKE_PLUGIN_LDFLAGS = -module -avoid-version -rpath /nowhere \
+	-export-symbols-regex '^taskbox_provider_entry_v1$$'
+FAKE_PLUGIN_CFLAGS = $(AM_CFLAGS) -Wno-unused-function
+check_LTLIBRARIES += tests/fakeplugins/fake_good.la \
+	tests/fakeplugins/fake_oldsize.la tests/fakeplugins/fake_major.la \
+	tests/fakeplugins/fake_minor.la tests/fakeplugins/fake_short.la \
+	tests/fakeplugins/fake_nullop.la tests/fakeplugins/fake_badname.la \
+	tests/fakeplugins/fake_initfail.la tests/fakeplugins/fake_nosym.la
+noinst_HEADERS += tests/fakeplugins/fake_ops.h
+tests_fakeplugins_fake_good_la_SOURCES = tests/fakeplugins/fake_good.c
+tests_fakeplugins_fake_good_la_CFLAGS = $(FAKE_PLUGIN_CFLAGS)
+tests_fakeplugins_fake_good_la_LDFLAGS = $(FAKE_PLUGIN_LDFLAGS)
+tests_fakeplugins_fake_oldsize_la_SOURCES = tests/fakeplugins/fake_oldsize.c
+tests_fakeplugins_fake_oldsize_la_CFLAGS = $(FAKE_PLUGIN_CFLAGS)
+tests_fakeplugins_fake_oldsize_la_LDFLAGS = $(FAKE_PLUGIN_LDFLAGS)
+tests_fakeplugins_fake_major_la_SOURCES = tests/fakeplugins/fake_major.c
+tests_fakeplugins_fake_major_la_CFLAGS = $(FAKE_PLUGIN_CFLAGS)
+tests_fakeplugins_fake_major_la_LDFLAGS = $(FAKE_PLUGIN_LDFLAGS)
+tests_fakeplugins_fake_minor_la_SOURCES = tests/fakeplugins/fake_minor.c
+tests_fakeplugins_fake_minor_la_CFLAGS = $(FAKE_PLUGIN_CFLAGS)
+tests_fakeplugins_fake_minor_la_LDFLAGS = $(FAKE_PLUGIN_LDFLAGS)
+tests_fakeplugins_fake_short_la_SOURCES = tests/fakeplugins/fake_short.c
+tests_fakeplugins_fake_short_la_CFLAGS = $(FAKE_PLUGIN_CFLAGS)
+tests_fakeplugins_fake_short_la_LDFLAGS = $(FAKE_PLUGIN_LDFLAGS)
+tests_fakeplugins_fake_nullop_la_SOURCES = tests/fakeplugins/fake_nullop.c
+tests_fakeplugins_fake_nullop_la_CFLAGS = $(FAKE_PLUGIN_CFLAGS)
+tests_fakeplugins_fake_nullop_la_LDFLAGS = $(FAKE_PLUGIN_LDFLAGS)
+tests_fakeplugins_fake_badname_la_SOURCES = tests/fakeplugins/fake_badname.c
+tests_fakeplugins_fake_badname_la_CFLAGS = $(FAKE_PLUGIN_CFLAGS)
+tests_fakeplugins_fake_badname_la_LDFLAGS = $(FAKE_PLUGIN_LDFLAGS)
+tests_fakeplugins_fake_initfail_la_SOURCES = tests/fakeplugins/fake_initfail.c
+tests_fakeplugins_fake_initfail_la_CFLAGS = $(FAKE_PLUGIN_CFLAGS)
+tests_fakeplugins_fake_initfail_la_LDFLAGS = $(FAKE_PLUGIN_LDFLAGS)
+tests_fakeplugins_fake_nosym_la_SOURCES = tests/fakeplugins/fake_nosym.c
+tests_fakeplugins_fake_nosym_la_CFLAGS = $(FAKE_PLUGIN_CFLAGS)
+tests_fakeplugins_fake_nosym_la_LDFLAGS = -module -avoid-version \
+	-rpath /nowhere -export-symbols-regex '^taskbox_provider_entry_v2$$'
+
+# Unit tests of the loader, the ABI checks, the registry and the config.
+FOUNDATION_UNIT_TESTS = tests/unit/test_abi_check tests/unit/test_loader \
+	tests/unit/test_registry tests/unit/test_config
+check_PROGRAMS += $(FOUNDATION_UNIT_TESTS)
+TESTS += $(FOUNDATION_UNIT_TESTS)
+tests_unit_test_abi_check_SOURCES = tests/unit/test_abi_check.c
+tests_unit_test_abi_check_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_unit_test_abi_check_LDADD = $(UNIT_TEST_LDADD)
+tests_unit_test_loader_SOURCES = tests/unit/test_loader.c
+tests_unit_test_loader_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_unit_test_loader_LDADD = $(UNIT_TEST_LDADD)
+tests_unit_test_registry_SOURCES = tests/unit/test_registry.c
+tests_unit_test_registry_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_unit_test_registry_LDADD = $(UNIT_TEST_LDADD)
+tests_unit_test_config_SOURCES = tests/unit/test_config.c
+tests_unit_test_config_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_unit_test_config_LDADD = $(UNIT_TEST_LDADD)
+
+# The public header compiles as C99, C11 and C++; the command line behaves
+# as documented; an installed prefix builds and loads an outside plugin.
+TESTS += tests/unit/header-compiles.sh tests/unit/cli.sh \
+	tests/install/install-test.sh
+EXTRA_DIST += tests/unit/header-compiles.sh tests/unit/cli.sh \
+	tests/install/install-test.sh

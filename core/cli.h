@@ -1,0 +1,35 @@
+/* The command line: options shared by the subcommands, exit codes. */
+#ifndef TB_CLI_H
+#define TB_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+enum tb_exit {
+	TB_EXIT_OK = 0,
+	TB_EXIT_FAILURE = 1,  /* a runtime failure */
+	TB_EXIT_USAGE = 2,    /* bad command line */
+	TB_EXIT_CONFIG = 3,   /* the config is missing, unreadable or invalid */
+	TB_EXIT_PROVIDER = 4, /* a configured provider instance did not load */
+};
+
+struct tb_cli_opts {
+	const char *config;     /* --config FILE, or NULL */
+	const char *plugin_dir; /* --plugin-dir DIR, or NULL */
+	unsigned workers;       /* --workers N; 0 = the server's default */
+	bool test_tools;        /* --test-tools or $TASKBOX_TEST_TOOLS=1 */
+};
+
+/* Prints the help of subcommand (NULL: the overview) to out. Returns
+ * TB_EXIT_OK, or TB_EXIT_USAGE when there is no such subcommand. */
+int tb_cli_help(FILE *out, const char *subcommand);
+
+/* `taskbox providers`: lists the plugins along the search path and the
+ * configured instances, loaded or not and why. */
+int tb_cli_providers(const struct tb_cli_opts *opts);
+
+/* `taskbox check-config [FILE]`: validates FILE, else the config that
+ * serve would use. */
+int tb_cli_check_config(const struct tb_cli_opts *opts, const char *file);
+
+#endif /* TB_CLI_H */

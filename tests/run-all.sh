@@ -1,0 +1,142 @@
+#!/bin/bash
+# Every test of taskbox, from a clean checkout: the npm test clients,
+# autoreconf, a gcc build whose unit tests and server run under valgrind,
+# an ASan+UBSan build, make distcheck and clang-format. The last line is
+# "N passed, M failed" (and ", K skipped" when some were), summed over the
+# automake test logs; a stage that fails without a failing test (a build,
+# a valgrind finding in a server log, distcheck, formatting) counts as one
+# failure. Exits nonzero on any failure.
+#
+#   tests/run-all.sh            every stage
+#   tests/run-all.sh gcc format only these stages
+#
+# Adding a stage: write a function stage_NAME that returns nonzero on
+# failure (call count_tests DIR for a build dir whose tests it ran) and
+# add NAME to STAGES.
+set -uo pipefail
+
+STAGES="npm autoreconf gcc asan distcheck format"
+
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+builds=$src/build
+jobs=${JOBS:-2}
+passed=0 failed=0 skipped=0
+failed_stages=()
+
+# Adds the results of the .trs files under dir to the totals; sets
+# last_failed to the number of failed tests found.
+count_tests() {
+	local dir=$1 p f s
+	p=$(find "$dir" -name '*.trs' -exec cat {} + 2>/dev/null |
+		grep -Ec '^:test-result: (PASS|XFAIL)')
+	f=$(find "$dir" -name '*.trs' -exec cat {} + 2>/dev/null |
+		grep -Ec '^:test-result: (FAIL|XPASS|ERROR)')
+	s=$(find "$dir" -name '*.trs' -exec cat {} + 2>/dev/null |
+		grep -Ec '^:test-result: SKIP')
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	last_failed=$f
+}
+
+stage_npm() {
+	local lock=$src/tests/package-lock.json
+	local stamp=$src/tests/node_modules/.package-lock.json
+	if [ -f "$stamp" ] && [ ! "$lock" -nt "$stamp" ]; then
+		echo "tests/node_modules is up to date"
+		return 0
+	fi
+	(cd "$src/tests" && npm ci --ignore-scripts --no-audit --no-fund)
+}
+
+stage_autoreconf() {
+	(cd "$src" && autoreconf -fi)
+}
+
+# configure + make + make check in builds/NAME with the given configure
+# flags; the environment of make check comes from the caller.
+build_and_check() {
+	local name=$1
+	shift
+	rm -rf "${builds:?}/$name"
+	mkdir -p "$builds/$name"
+	(cd "$builds/$name" && "$src/configure" -q "$@" && make -j"$jobs") ||
+		return 1
+	(cd "$builds/$name" && make -j"$jobs" check)
+	local rc=$?
+	count_tests "$builds/$name"
+	if [ "$rc" -ne 0 ]; then
+		find "$builds/$name" -name '*.log' ! -name 'config.log' \
+			-newer "$builds/$name/config.status" \
+			-exec grep -l '^FAIL\|^ERROR' {} + 2>/dev/null |
+			grep -v test-suite.log | sed 's/^/failed: /'
+	fi
+	return $rc
+}
+
+stage_gcc() {
+	local logs=$builds/gcc-vg-logs rc=0
+	rm -rf "$logs"
+	mkdir -p "$logs"
+	TASKBOX_TEST_WRAPPER="$src/tests/vg --server" \
+		TASKBOX_VG_LOGDIR=$logs build_and_check gcc || rc=1
+	# Valgrind's findings in the servers the integration tests started.
+	local bad
+	bad=$(grep -l 'ERROR SUMMARY: [1-9]' "$logs"/*.log 2>/dev/null)
+	if [ -n "$bad" ]; then
+		echo "valgrind found errors in the server:"
+		for f in $bad; do
+			echo "--- $f"
+			cat "$f"
+		done
+		rc=1
+	fi
+	echo "$(find "$logs" -name '*.log' | wc -l) server runs under valgrind"
+	return $rc
+}
+
+stage_asan() {
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+		UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
+		build_and_check asan --enable-sanitizers
+}
+
+stage_distcheck() {
+	[ -f "$builds/gcc/Makefile" ] ||
+		(mkdir -p "$builds/gcc" && cd "$builds/gcc" &&
+			"$src/configure" -q) || return 1
+	(cd "$builds/gcc" && make -j"$jobs" distcheck)
+}
+
+stage_format() {
+	local files
+	files=$(cd "$src" && git ls-files '*.c' '*.h')
+	[ -n "$files" ] || return 0
+	# shellcheck disable=SC2086
+	(cd "$src" && clang-format --dry-run -Werror $files)
+}
+
+selected=${*:-$STAGES}
+for name in $selected; do
+	if ! declare -F "stage_$name" >/dev/null; then
+		echo "run-all: no stage \"$name\" (stages: $STAGES)" >&2
+		exit 2
+	fi
+done
+for name in $selected; do
+	echo "=== $name"
+	start=$(date +%s)
+	last_failed=0
+	before=$failed
+	if "stage_$name"; then
+		echo "=== $name: ok ($(($(date +%s) - start)) s)"
+	else
+		echo "=== $name: FAILED ($(($(date +%s) - start)) s)"
+		failed_stages+=("$name")
+		[ "$failed" -gt "$before" ] || failed=$((failed + 1))
+	fi
+done
+
+[ ${#failed_stages[@]} -eq 0 ] || echo "failed stages: ${failed_stages[*]}"
+summary="$passed passed, $failed failed"
+[ "$skipped" -eq 0 ] || summary="$summary, $skipped skipped"
+echo "$summary"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,112 @@
+#!/bin/sh
+# The command line: help, version, usage errors and their exit codes,
+# check-config and providers against the fake plugins.
+set -u
+
+bin=${TASKBOX_BIN:?run through make check}
+fakes=${TASKBOX_FAKEPLUGIN_DIR:?run through make check}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+unset TASKBOX_CONFIG TASKBOX_PLUGIN_PATH
+XDG_CONFIG_HOME=$tmp/xdg
+export XDG_CONFIG_HOME
+fail=0
+
+# expect CODE PATTERN CMD...: runs CMD, checks its exit code and that its
+# stdout+stderr match the extended regex PATTERN.
+expect() {
+	want=$1 pattern=$2
+	shift 2
+	"$@" >"$tmp/out" 2>&1
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		echo "FAIL: $* exited $got, want $want"
+		sed 's/^/  | /' "$tmp/out"
+		fail=1
+	elif ! grep -Eq -- "$pattern" "$tmp/out"; then
+		echo "FAIL: $* output lacks /$pattern/"
+		sed 's/^/  | /' "$tmp/out"
+		fail=1
+	else
+		echo "ok: $*"
+	fi
+}
+
+expect 0 '^Usage: taskbox' "$bin" --help
+expect 0 '4  a configured provider instance failed to load' "$bin" --help
+expect 0 '^taskbox [0-9]+\.[0-9]+\.[0-9]+ \(provider ABI 1\.0\)$' \
+	"$bin" --version
+expect 0 '^Usage: taskbox providers' "$bin" help providers
+expect 0 '^Usage: taskbox providers' "$bin" providers --help
+expect 0 '^Usage: taskbox check-config' "$bin" check-config --help
+expect 0 '^Usage: taskbox \[serve\]' "$bin" serve -h
+expect 2 'no subcommand "frobnicate"' "$bin" frobnicate
+expect 2 'no subcommand "frobnicate"' "$bin" help frobnicate
+expect 2 'unknown option "--nope"' "$bin" providers --nope
+expect 2 'option "--config" needs a value' "$bin" providers --config
+expect 2 '--workers must be an integer 1..256, not "0"' "$bin" --workers 0
+expect 2 '--log-level must be error, warn, info or debug' \
+	"$bin" --log-level loud providers
+expect 2 'options of serve, not of providers' "$bin" providers --test-tools
+expect 2 'unexpected argument "x"' "$bin" providers x
+
+cat >"$tmp/good.json" <<'JSON'
+{"default": "work",
+ "providers": {"work": {"plugin": "fake_good", "settings": {}},
+               "box": {"plugin": "fake_good", "settings": {"image": "x"}}},
+ "mask": {"values_from_env": ["DEPLOY_TOKEN"]}}
+JSON
+cat >"$tmp/bad.json" <<'JSON'
+{"default": "nope",
+ "providers": {"box": {"plugin": 5, "token": "abc"}},
+ "mask": {"values_from_env": ["ghp-123"]}}
+JSON
+expect 0 'good.json: ok: 2 instances, default "work"' \
+	"$bin" check-config "$tmp/good.json"
+expect 0 'good.json: ok' "$bin" check-config --config "$tmp/good.json"
+expect 0 'good.json: ok' env TASKBOX_CONFIG="$tmp/good.json" \
+	"$bin" check-config
+expect 0 '^\(built-in default\): ok: 1 instance, default "local"' \
+	"$bin" check-config
+expect 3 '^\$\.providers\.box\.plugin: must be a string' \
+	"$bin" check-config "$tmp/bad.json"
+expect 3 '^\$\.providers\.box\.token: unknown key' \
+	"$bin" check-config "$tmp/bad.json"
+expect 3 '^\$\.default: must name an instance' \
+	"$bin" check-config "$tmp/bad.json"
+expect 3 '^\$\.mask\.values_from_env\[0\]: must be an environment variable' \
+	"$bin" check-config "$tmp/bad.json"
+expect 3 'missing.json: cannot open' "$bin" check-config "$tmp/missing.json"
+expect 3 'invalid JSON' sh -c "echo '{' >'$tmp/broken.json' &&
+	'$bin' check-config '$tmp/broken.json'"
+expect 3 'must be a string' "$bin" providers --config "$tmp/bad.json"
+
+# providers: every fake plugin listed, each rejection with its reason.
+expect 0 'ok +work \(default\): plugin fake_good 1\.0, ABI 1\.0' \
+	"$bin" providers --config "$tmp/good.json" --plugin-dir "$fakes"
+for reason in \
+	'fake_major\.la: ABI major 2, host speaks 1' \
+	'fake_minor\.la: ABI minor 1 is newer' \
+	'fake_short\.la: struct_size [0-9]+ is shorter than' \
+	'fake_nullop\.la: required op exec is NULL' \
+	'fake_badname\.la: descriptor name "other_name" does not match' \
+	'fake_nosym\.la: no taskbox_provider_entry_v1 symbol' \
+	'ok +fake_good +1\.0 +ABI 1\.0 +.*/fake_good\.la' \
+	'ok +fake_initfail '; do
+	expect 0 "$reason" "$bin" providers --config "$tmp/good.json" \
+		--plugin-dir "$fakes"
+done
+cat >"$tmp/initfail.json" <<'JSON'
+{"default": "a", "providers": {"a": {"plugin": "fake_initfail"}}}
+JSON
+expect 4 'failed +a \(default\): instance "a": .*fake_initfail\.la: init failed \(TASKBOX_E_INVALID\): settings\.endpoint: required' \
+	"$bin" providers --config "$tmp/initfail.json" --plugin-dir "$fakes"
+cat >"$tmp/missing-plugin.json" <<'JSON'
+{"default": "a", "providers": {"a": {"plugin": "nonesuch"}}}
+JSON
+expect 4 'plugin "nonesuch" not found' \
+	"$bin" providers --config "$tmp/missing-plugin.json"
+expect 0 'ok +fake_good' env TASKBOX_PLUGIN_PATH="/nonexistent:$fakes" \
+	"$bin" providers --config "$tmp/good.json"
+
+exit $fail
