@@ -10,7 +10,11 @@ const here = dirname(fileURLToPath(import.meta.url));
 export async function startFake(opts = {}) {
   const child = spawn(process.execPath, [join(here, "server.mjs")], {
     stdio: ["pipe", "pipe", "inherit"],
-    env: { ...process.env, ...(opts.apiKey ? { E2B_FAKE_API_KEY: opts.apiKey } : {}) },
+    env: {
+      ...process.env,
+      ...(opts.env || {}),
+      ...(opts.apiKey ? { E2B_FAKE_API_KEY: opts.apiKey } : {}),
+    },
   });
   const lines = createInterface({ input: child.stdout });
   const first = await new Promise((resolve, reject) => {

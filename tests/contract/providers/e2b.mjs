@@ -1,0 +1,33 @@
+// The e2b provider for the contract suite: the plugin against the loopback
+// fake of E2B's control plane and envd (tests/e2b/fake), which runs the
+// sandboxes' commands for real on this machine.
+import { startFake } from "../../e2b/fake/spawn.mjs";
+
+let fake;
+
+export default {
+  name: "e2b",
+
+  async setup({ sandboxEnv = {} } = {}) {
+    // envd hands commands its own PATH; prefer the system's python3 over
+    // version-manager shims, as the local provider does.
+    fake = await startFake({ env: { PATH: `/usr/bin:/bin:${process.env.PATH || ""}` } });
+    return {
+      config: {
+        default: "cloud",
+        providers: {
+          cloud: {
+            plugin: "e2b",
+            settings: { api_url: fake.apiUrl, sandbox_url: fake.sandboxUrl, env: sandboxEnv },
+          },
+        },
+      },
+      env: { E2B_API_KEY: fake.apiKey },
+    };
+  },
+
+  async teardown() {
+    if (fake) await fake.stop();
+    fake = undefined;
+  },
+};
