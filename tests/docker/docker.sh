@@ -18,7 +18,12 @@ sh "$engine_sh" start "$dir"
 rc=$?
 [ $rc -eq 0 ] || exit $rc
 eval "$(sh "$engine_sh" env "$dir")"
-export DOCKER_HOST TASKBOX_DOCKER_IMAGE
+proxy=$(sh "$engine_sh" proxy "$dir")
+rc=$?
+[ $rc -eq 0 ] || exit $rc
+eval "$proxy"
+export DOCKER_HOST TASKBOX_DOCKER_IMAGE TASKBOX_DOCKER_TCP \
+	TASKBOX_DOCKER_TLS TASKBOX_DOCKER_TLS_DIR
 TASKBOX_DOCKER_ENGINE=$engine_sh
 TASKBOX_DOCKER_ENGINE_DIR=$dir
 TASKBOX_DOCKER_PLUGIN="$build/plugins/docker/.libs/docker.so"

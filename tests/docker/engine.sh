@@ -8,6 +8,12 @@
 #   engine.sh env DIR             print DOCKER_HOST=... and TASKBOX_DOCKER_IMAGE=...
 #   engine.sh service-stop DIR    stop the service only (containers live on)
 #   engine.sh service-start DIR   start the service again on the same state
+#   engine.sh proxy DIR           serve the engine on loopback tcp too: plain,
+#                                 and TLS with client certificates (socat);
+#                                 prints TASKBOX_DOCKER_TCP=tcp://..., and
+#                                 TASKBOX_DOCKER_TLS=tcp://... with
+#                                 TASKBOX_DOCKER_TLS_DIR=DIR/tls (ca.pem,
+#                                 cert.pem, key.pem)
 #   engine.sh stop DIR            remove every container, stop, unmount, delete
 #
 # Exit 77 (skip) only when podman is absent and cannot be installed (not
@@ -21,7 +27,7 @@ die() {
 	exit 1
 }
 
-[ $# -eq 2 ] || die "usage: engine.sh start|env|service-stop|service-start|stop DIR"
+[ $# -eq 2 ] || die "usage: engine.sh start|env|proxy|service-stop|service-start|stop DIR"
 cmd=$1
 dir=$2
 
@@ -135,7 +141,71 @@ EOF
 	rm -f "$dir/rootfs.tar"
 }
 
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# A CA, a server certificate for localhost and a client certificate.
+make_certs() {
+	t="$dir/tls"
+	mkdir -p "$t"
+	(
+		cd "$t" &&
+			openssl req -x509 -newkey rsa:2048 -nodes -days 2 \
+				-subj /CN=taskbox-test-ca -keyout ca-key.pem -out ca.pem &&
+			openssl req -newkey rsa:2048 -nodes -subj /CN=localhost \
+				-keyout server-key.pem -out server.csr &&
+			printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >san.ext &&
+			openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem \
+				-CAcreateserial -days 2 -extfile san.ext -out server.pem &&
+			openssl req -newkey rsa:2048 -nodes -subj /CN=client \
+				-keyout key.pem -out client.csr &&
+			openssl x509 -req -in client.csr -CA ca.pem -CAkey ca-key.pem \
+				-CAcreateserial -days 2 -out cert.pem
+	) >"$dir/openssl.log" 2>&1 ||
+		die "cannot make test certificates: $(tail -n 3 "$dir/openssl.log")"
+}
+
+proxy() {
+	if ! command -v socat >/dev/null 2>&1; then
+		[ "$(id -u)" = 0 ] || { echo "engine.sh: socat missing" >&2; exit 77; }
+		apt-get install -y socat >"$dir/apt.log" 2>&1 ||
+			die "cannot install socat: $(tail -n 3 "$dir/apt.log")"
+	fi
+	make_certs
+	plain=$(free_port)
+	tls=$(free_port)
+	setsid socat "TCP-LISTEN:$plain,bind=127.0.0.1,reuseaddr,fork" \
+		"UNIX-CONNECT:$dir/engine.sock" </dev/null >>"$dir/proxy.log" 2>&1 &
+	echo $! >"$dir/proxy-plain.pid"
+	setsid socat "OPENSSL-LISTEN:$tls,bind=127.0.0.1,reuseaddr,fork,cert=$dir/tls/server.pem,key=$dir/tls/server-key.pem,cafile=$dir/tls/ca.pem,verify=1" \
+		"UNIX-CONNECT:$dir/engine.sock" </dev/null >>"$dir/proxy.log" 2>&1 &
+	echo $! >"$dir/proxy-tls.pid"
+	for port in $plain $tls; do
+		i=0
+		until python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 1)" 2>/dev/null; do
+			i=$((i + 1))
+			[ $i -lt 50 ] || die "socat did not listen: $(tail -n 3 "$dir/proxy.log")"
+			sleep 0.1
+		done
+	done
+	echo "TASKBOX_DOCKER_TCP=tcp://127.0.0.1:$plain"
+	echo "TASKBOX_DOCKER_TLS=tcp://localhost:$tls"
+	echo "TASKBOX_DOCKER_TLS_DIR=$dir/tls"
+}
+
+proxy_stop() {
+	for f in "$dir/proxy-plain.pid" "$dir/proxy-tls.pid"; do
+		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
+		rm -f "$f"
+	done
+	return 0
+}
+
 case $cmd in
+proxy)
+	proxy
+	;;
 start)
 	mkdir -p "$dir"
 	ensure_podman
@@ -155,6 +225,7 @@ service-start)
 	;;
 stop)
 	[ -d "$dir" ] || exit 0
+	proxy_stop
 	if [ -f "$dir/containers.conf" ]; then
 		pm rm -af -t 0 >/dev/null 2>&1 || true
 	fi

@@ -1,8 +1,11 @@
-/* The docker provider against a real engine (tests/docker/run.sh starts
- * it): every op, output limits, timeouts, offsets, errors, lifetimes and
- * an engine restart. Environment: TASKBOX_DOCKER_PLUGIN (the built .so),
- * DOCKER_HOST, TASKBOX_DOCKER_IMAGE, TASKBOX_DOCKER_ENGINE (engine.sh) and
- * TASKBOX_DOCKER_ENGINE_DIR. */
+/* The docker provider against a real engine (tests/docker/docker.sh starts
+ * it): every op, output limits, timeouts, offsets, errors, lifetimes, an
+ * engine restart, tcp and TLS. Environment: TASKBOX_DOCKER_PLUGIN (the
+ * built .so), DOCKER_HOST, TASKBOX_DOCKER_IMAGE, TASKBOX_DOCKER_ENGINE
+ * (engine.sh), TASKBOX_DOCKER_ENGINE_DIR, TASKBOX_DOCKER_TCP,
+ * TASKBOX_DOCKER_TLS and TASKBOX_DOCKER_TLS_DIR (engine.sh proxy). */
+#include "config.h"
+
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -39,7 +42,7 @@ static const char *env_or_die(const char *name)
 {
 	const char *v = getenv(name);
 
-	cr_assert(v && *v, "%s is not set: run through tests/docker/run.sh",
+	cr_assert(v && *v, "%s is not set: run through tests/docker/docker.sh",
 	          name);
 	return v;
 }
@@ -591,4 +594,51 @@ Test(docker, engine_restart_mid_exec_and_mid_task)
 	expect_out(c, "cat task.out", "finished\n");
 	P->ops.close(c);
 	cr_assert_eq(P->ops.destroy(inst, id, err, sizeof(err)), TASKBOX_OK);
+}
+
+/* One sandbox round trip through an instance with these settings. */
+static void round_trip(const char *settings)
+{
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	void *x = NULL, *c;
+
+	cr_assert_eq(P->ops.init(&host, settings, &x, err, sizeof(err)),
+	             TASKBOX_OK, "%s", err);
+	make_box(x, id, 0);
+	c = attach(x, id);
+	expect_out(c, "echo over tcp", "over tcp\n");
+	P->ops.close(c);
+	cr_assert_eq(P->ops.destroy(x, id, err, sizeof(err)), TASKBOX_OK);
+	P->ops.fini(x);
+}
+
+Test(docker, tcp_and_tls_with_client_certificates)
+{
+	const char *image = env_or_die("TASKBOX_DOCKER_IMAGE");
+	const char *tls = env_or_die("TASKBOX_DOCKER_TLS");
+	const char *dir = env_or_die("TASKBOX_DOCKER_TLS_DIR");
+	struct taskbox_create_req req = {sizeof(req), NULL, 0};
+	char s[4096], id[TASKBOX_SANDBOX_ID_MAX];
+	void *x = NULL;
+
+	snprintf(s, sizeof(s), "{\"host\":\"%s\",\"image\":\"%s\"}",
+	         env_or_die("TASKBOX_DOCKER_TCP"), image);
+	round_trip(s);
+	snprintf(s, sizeof(s),
+	         "{\"host\":\"%s\",\"image\":\"%s\",\"tls\":\"%s\"}", tls,
+	         image, dir);
+	round_trip(s);
+	/* The DOCKER_TLS_VERIFY / DOCKER_CERT_PATH conventions. */
+	setenv("DOCKER_TLS_VERIFY", "1", 1);
+	setenv("DOCKER_CERT_PATH", dir, 1);
+	snprintf(s, sizeof(s), "{\"host\":\"%s\",\"image\":\"%s\"}", tls,
+	         image);
+	round_trip(s);
+	unsetenv("DOCKER_TLS_VERIFY");
+	/* Plain HTTP to the TLS port fails, and says where. */
+	cr_assert_eq(P->ops.init(&host, s, &x, err, sizeof(err)), TASKBOX_OK);
+	cr_assert_eq(P->ops.create(x, &req, id, err, sizeof(err)),
+	             TASKBOX_E_UNAVAILABLE, "%s", err);
+	cr_assert(strstr(err, tls), "%s", err);
+	P->ops.fini(x);
 }
