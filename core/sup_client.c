@@ -19,6 +19,8 @@
  * 96 KiB encoded may be in it. */
 #define VERB_OUTPUT_LIMIT (1024 * 1024)
 #define STAT_MAX 4096
+/* How every verb starts; the verb is argv[5]. */
+#define SUP_ARGV "python3", "-I", "-S", "-c", tb_supervisor_source
 
 void tb_sup_reply_clear(struct tb_sup_reply *r)
 {
@@ -26,7 +28,8 @@ void tb_sup_reply_clear(struct tb_sup_reply *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Runs argv (a verb) and sorts its output into reply. */
+/* Runs argv (python3 -I -S -c SOURCE VERB ...) and sorts its output into
+ * reply. -S: the supervisor needs nothing from site-packages. */
 static void run_verb(struct tb_box *box, const char *const *argv,
                      const char *task_id, uint32_t timeout_ms,
                      struct tb_sup_reply *reply)
@@ -48,7 +51,7 @@ static void run_verb(struct tb_box *box, const char *const *argv,
 	if (res.timed_out) {
 		snprintf(reply->message, sizeof(reply->message),
 		         "the supervisor's %s did not answer within %u s",
-		         argv[4], timeout_ms / 1000);
+		         argv[5], timeout_ms / 1000);
 		goto out;
 	}
 	if (out && tb_task_record_parse(out, len, task_id, &reply->rec, perr,
@@ -67,7 +70,7 @@ static void run_verb(struct tb_box *box, const char *const *argv,
 	snprintf(reply->message, sizeof(reply->message),
 	         "the supervisor's %s exited with %d and printed no usable "
 	         "record (%.400s)%s%.*s",
-	         argv[4], res.exit_code, out ? perr : "no output",
+	         argv[5], res.exit_code, out ? perr : "no output",
 	         res.err.len ? ": " : "",
 	         (int)(res.err.len > 300 ? 300 : res.err.len),
 	         res.err.data ? (const char *)res.err.data : "");
@@ -86,6 +89,7 @@ void tb_sup_start(struct tb_box *box, const char *task_id, const char *command,
 	snprintf(timeout, sizeof(timeout), "%u", timeout_s);
 	argv[n++] = "python3";
 	argv[n++] = "-I";
+	argv[n++] = "-S";
 	argv[n++] = "-c";
 	argv[n++] = tb_supervisor_source;
 	argv[n++] = "start";
@@ -108,10 +112,9 @@ void tb_sup_start(struct tb_box *box, const char *task_id, const char *command,
 void tb_sup_cancel(struct tb_box *box, const char *task_id,
                    struct tb_sup_reply *reply)
 {
-	const char *argv[] = {
-	    "python3", "-I",     "-c",         tb_supervisor_source,
-	    "cancel",  "--root", TB_TASK_ROOT, "--id",
-	    task_id,   "--wait", CANCEL_WAIT,  NULL};
+	const char *argv[] = {SUP_ARGV,     "cancel",    "--root",
+	                      TB_TASK_ROOT, "--id",      task_id,
+	                      "--wait",     CANCEL_WAIT, NULL};
 
 	run_verb(box, argv, task_id, CANCEL_TIMEOUT_MS, reply);
 }
@@ -119,10 +122,8 @@ void tb_sup_cancel(struct tb_box *box, const char *task_id,
 void tb_sup_remove(struct tb_box *box, const char *task_id,
                    struct tb_sup_reply *reply)
 {
-	const char *argv[] = {
-	    "python3", "-I",     "-c",         tb_supervisor_source,
-	    "remove",  "--root", TB_TASK_ROOT, "--id",
-	    task_id,   NULL};
+	const char *argv[] = {SUP_ARGV, "remove", "--root", TB_TASK_ROOT,
+	                      "--id",   task_id,  NULL};
 
 	run_verb(box, argv, task_id, VERB_TIMEOUT_MS, reply);
 }
