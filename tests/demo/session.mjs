@@ -13,7 +13,14 @@ import { callTool, scratchDir, startServer, writeConfig } from "../lib/client.mj
 const dir = scratchDir("taskbox-demo-");
 const config = writeConfig(dir, {
   default: "local",
-  providers: { local: { plugin: "local", settings: { root: join(dir, "state") } } },
+  providers: {
+    local: {
+      plugin: "local",
+      // The supervisor runs as `python3` from the sandbox's PATH; prefer the
+      // system's over version-manager shims, which cost seconds per call.
+      settings: { root: join(dir, "state"), env: { PATH: `/usr/bin:/bin:${process.env.PATH || ""}` } },
+    },
+  },
 });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
