@@ -1,11 +1,12 @@
 /* read_file and write_file on the local provider. read_file is the hot path
  * of get_task: one openat, one fstat, one pread, no spawning and no JSON.
  *
- * Relative paths resolve against the sandbox's home. Absolute paths and
- * ".." are taken as they are: without bubblewrap the sandbox is no
- * confinement boundary (see local.c), and under bubblewrap the file system
- * the commands see is the host's (read-only) except /tmp, which is mapped
- * to the sandbox's tmp/ here as well.
+ * Relative paths resolve against the sandbox's home. Without bubblewrap,
+ * absolute paths and ".." are taken as they are: the sandbox is no
+ * confinement boundary (see local.c). Under bubblewrap the file system the
+ * commands see is the host's, read-only, except the sandbox directory and
+ * /tmp (the sandbox's tmp/): read_file reads the same view, and write_file
+ * writes only where the commands could.
  */
 #include "config.h"
 
@@ -191,9 +192,27 @@ fail:
 	return tb_local_errno_status(err);
 }
 
+/* Under bubblewrap commands write only in the sandbox directory (and /tmp,
+ * which is its tmp/); write_file keeps to the same: no "..", an absolute
+ * path only below those, and no symbolic link followed on the way. */
+static int bwrap_write_allowed(struct tb_local_conn *c, const char *path)
+{
+	size_t dlen = strlen(c->dir);
+
+	for (const char *p = path; (p = strstr(p, "..")); p += 2)
+		if ((p == path || p[-1] == '/') && (p[2] == '/' || !p[2]))
+			return 0;
+	if (path[0] != '/')
+		return 1;
+	if (!strncmp(path, "/tmp/", 5))
+		return 1;
+	return !strncmp(path, c->dir, dlen) && path[dlen] == '/';
+}
+
 /* Opens (creating as needed) every directory of the first dlen bytes of
- * rel below dirfd. Returns an O_PATH descriptor or -errno. */
-static int open_parents(int dirfd, const char *rel, size_t dlen)
+ * rel below dirfd, following no link when nofollow is set. Returns an
+ * O_PATH descriptor or -errno. */
+static int open_parents(int dirfd, const char *rel, size_t dlen, int nofollow)
 {
 	int cur =
 	    dirfd == AT_FDCWD ? open(".", O_PATH | O_CLOEXEC) : dup(dirfd);
@@ -227,7 +246,9 @@ static int open_parents(int dirfd, const char *rel, size_t dlen)
 			close(cur);
 			return -e;
 		}
-		next = openat(cur, comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		next = openat(cur, comp,
+		              O_PATH | O_DIRECTORY | O_CLOEXEC |
+		                  (nofollow ? O_NOFOLLOW : 0));
 		close(cur);
 		if (next < 0)
 			return -errno;
@@ -268,6 +289,15 @@ int tb_local_write_file(void *conn, const char *path, const unsigned char *data,
 		             mode);
 		return TASKBOX_E_INVALID;
 	}
+	if (c->inst->bwrap && !bwrap_write_allowed(c, path)) {
+		tb_local_err(
+		    errbuf, errlen,
+		    "%.200s: under bubblewrap isolation files are "
+		    "written only inside the sandbox (no '..'; absolute "
+		    "paths below %s or /tmp)",
+		    path, c->dir);
+		return TASKBOX_E_PERMISSION;
+	}
 	if ((rc = tb_local_conn_alive(c, errbuf, errlen)))
 		return rc;
 	if ((err = resolve(c, path, &dirfd, &rel, &owned)))
@@ -282,7 +312,8 @@ int tb_local_write_file(void *conn, const char *path, const unsigned char *data,
 		             path);
 		return TASKBOX_E_INVALID;
 	}
-	if ((pfd = open_parents(dirfd, rel, (size_t)(base - rel))) < 0) {
+	if ((pfd = open_parents(dirfd, rel, (size_t)(base - rel),
+	                        c->inst->bwrap)) < 0) {
 		err = -pfd;
 		goto fail;
 	}

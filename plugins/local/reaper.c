@@ -8,7 +8,8 @@
  * counts as one of the sandbox's processes:
  *   1. reads the deadline from meta.json (renewals replace that file, so
  *      each pass sees the latest); the file gone means the sandbox was
- *      destroyed: the reaper exits;
+ *      destroyed: the reaper exits, after stopping the sandbox's processes
+ *      if the directory was removed behind our back;
  *   2. if the deadline is ahead, sleeps until it, at most SLICE seconds at
  *      a time (so a renewal that shortens the lifetime is seen), and loops;
  *   3. once it has passed, renames the sandbox to .gone-<id>-<pid> (a
@@ -47,8 +48,28 @@
 static const char reaper_loop[] =
     "cd / || exit 1\n"
     "d=$1 id=$2\n"
+    "stop_all() {\n"
+    "  i=0\n"
+    "  while [ \"$i\" -lt 60 ]; do\n"
+    "    p=\n"
+    "    for f in $(grep -lxzF \"" TB_LOCAL_MARKER "=$id\" "
+    "/proc/[0-9]*/environ 2>/dev/null); do\n"
+    "      [ -O \"$f\" ] || continue\n"
+    "      f=${f#/proc/}\n"
+    "      p=\"$p ${f%/environ}\"\n"
+    "    done\n"
+    "    [ -n \"$p\" ] || return 0\n"
+    "    if [ \"$i\" -lt 2 ]; then s=TERM; else s=KILL; fi\n"
+    "    kill -s \"$s\" $p 2>/dev/null\n"
+    "    i=$((i + 1))\n"
+    "    sleep 1\n"
+    "  done\n"
+    "}\n"
     "while :; do\n"
-    "  IFS= read -r m < \"$d/meta.json\" || exit 0\n"
+    "  if ! IFS= read -r m < \"$d/meta.json\"; then\n"
+    "    [ -e \"$d\" ] || stop_all\n"
+    "    exit 0\n"
+    "  fi\n"
     "  dl=${m#*\\\"deadline\\\":}\n"
     "  dl=${dl%%[!0-9]*}\n"
     "  [ -n \"$dl\" ] || exit 0\n"
@@ -60,21 +81,7 @@ static const char reaper_loop[] =
     "done\n"
     "g=${d%/*}/.gone-$id-$$\n"
     "mv -T -- \"$d\" \"$g\" 2>/dev/null || exit 0\n"
-    "i=0\n"
-    "while [ \"$i\" -lt 60 ]; do\n"
-    "  p=\n"
-    "  for f in $(grep -lxzF \"" TB_LOCAL_MARKER "=$id\" "
-    "/proc/[0-9]*/environ 2>/dev/null); do\n"
-    "    [ -O \"$f\" ] || continue\n"
-    "    f=${f#/proc/}\n"
-    "    p=\"$p ${f%/environ}\"\n"
-    "  done\n"
-    "  [ -n \"$p\" ] || break\n"
-    "  if [ \"$i\" -lt 2 ]; then s=TERM; else s=KILL; fi\n"
-    "  kill -s \"$s\" $p 2>/dev/null\n"
-    "  i=$((i + 1))\n"
-    "  sleep 1\n"
-    "done\n"
+    "stop_all\n"
     "exec rm -rf --one-file-system -- \"$g\"\n";
 
 /* $1, $2 as above, $3: the loop's text. */

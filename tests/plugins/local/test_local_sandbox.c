@@ -327,7 +327,35 @@ Test(local_sandbox, bwrap_isolation)
 	             TASKBOX_OK, "%s", tl_err);
 	cr_assert_eq(data.len, 2);
 	free(data.data);
+	cr_assert_eq(tl_p->ops.write_file(conn, "../escape",
+	                                  (const unsigned char *)"x", 1, 0644,
+	                                  tl_err, sizeof tl_err),
+	             TASKBOX_E_PERMISSION);
+	cr_assert_eq(tl_p->ops.write_file(conn, path,
+	                                  (const unsigned char *)"x", 1, 0644,
+	                                  tl_err, sizeof tl_err),
+	             TASKBOX_E_PERMISSION);
+	cr_assert_not(tl_exists(path));
+	cr_assert_eq(tl_p->ops.write_file(conn, "/tmp/w",
+	                                  (const unsigned char *)"x", 1, 0644,
+	                                  tl_err, sizeof tl_err),
+	             TASKBOX_OK, "%s", tl_err);
+	tl_sh(conn, &res, "cat /tmp/w");
+	cr_assert_eq(res.out.len, 1);
+	tl_res_free(&res);
+
+	/* A daemon (a task's supervisor) outlives the exec that started it,
+	 * its pid means the same outside, and destroy stops it. */
+	tl_sh(conn, &res,
+	      "setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!");
+	long pid = tl_out_long(&res);
+	tl_res_free(&res);
+	usleep(200000);
+	cr_assert(tl_pid_alive(pid), "the daemon died with its exec");
 	tl_p->ops.close(conn);
+	cr_assert_eq(tl_p->ops.destroy(inst, id, tl_err, sizeof tl_err),
+	             TASKBOX_OK, "%s", tl_err);
+	cr_assert_not(tl_pid_alive(pid), "process %ld survived destroy", pid);
 	tl_p->ops.fini(inst);
 
 	setenv("PATH", "/nonexistent", 1);
