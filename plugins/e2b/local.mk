@@ -18,6 +18,16 @@ tests_e2b_e2b_driver_SOURCES = tests/e2b/driver.c
 tests_e2b_e2b_driver_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_e2b_e2b_driver_LDADD = $(JANSSON_LIBS)
 
+# Unit tests of the parsers and error helpers, built from the plugin's own
+# sources.
+check_PROGRAMS += tests/e2b/test_e2b_units
+TESTS += tests/e2b/test_e2b_units
+tests_e2b_test_e2b_units_SOURCES = tests/e2b/test_e2b_units.c \
+	plugins/e2b/connect_frame.c plugins/e2b/errors.c
+tests_e2b_test_e2b_units_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) \
+	$(CURL_CFLAGS) $(JANSSON_CFLAGS)
+tests_e2b_test_e2b_units_LDADD = $(CRITERION_LIBS) $(JANSSON_LIBS)
+
 EXTRA_DIST += tests/e2b/fake/server.mjs tests/e2b/fake/spawn.mjs \
 	tests/e2b/fake/api.mjs tests/e2b/fake/envd.mjs \
 	tests/e2b/fake/process.mjs tests/e2b/fake/files.mjs \

@@ -171,6 +171,19 @@ test("settings.env reaches every process of a new sandbox", async () => {
   await d.op({ op: "destroy", id });
 });
 
+test("without sandbox_url the envd URL is https://49983-ID.DOMAIN", async () => {
+  const d = new Driver({ E2B_API_KEY: fake.apiKey });
+  drivers.push(d);
+  const init = await d.op({ op: "init", settings: { api_url: fake.apiUrl, domain: "sandboxes.invalid" } });
+  assert.equal(init.rc, RC.OK, init.err);
+  const id = await sandbox(d);
+  const r = await exec(d, ["true"], { timeout_ms: 5000 });
+  assert.equal(r.rc, RC.UNAVAILABLE, r.err);
+  assert.ok(r.err.includes(`https://49983-${id}.sandboxes.invalid/process.Process/Start`), r.err);
+  await d.op({ op: "close" });
+  assert.equal((await d.op({ op: "destroy", id })).rc, RC.OK);
+});
+
 test("the requests carry what the service expects", async () => {
   const d = await driver();
   await fake.clearRequests();
