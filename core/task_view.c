@@ -40,13 +40,18 @@ json_t *tb_task_fields(const char *sandbox_id, const char *task_id,
                        enum tb_task_state state,
                        const struct tb_task_record *rec, const char *error)
 {
-	json_t *command = json_null();
+	json_t *command = json_null(), *err = json_null();
 
-	if (rec && rec->command) {
+	/* Both may carry command text or sandbox bytes: masked, repaired. */
+	if (rec && rec->command)
 		command = tb_page_text((const unsigned char *)rec->command,
 		                       strlen(rec->command));
-		if (command == NULL)
-			return NULL;
+	if (error)
+		err = tb_page_text((const unsigned char *)error, strlen(error));
+	if (command == NULL || err == NULL) {
+		json_decref(command);
+		json_decref(err);
+		return NULL;
 	}
 	return json_pack(
 	    "{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "sandbox_id",
@@ -58,8 +63,7 @@ json_t *tb_task_fields(const char *sandbox_id, const char *task_id,
 	    "finished_at",
 	    rec && tb_task_state_terminal(state) ? int_or_null(rec->finished_at)
 	                                         : json_null(),
-	    "command", command, "error",
-	    error ? json_string(error) : json_null());
+	    "command", command, "error", err);
 }
 
 /* Reads one log page. A log that does not exist yet is empty. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tool_args.h"
+#include "utf8_page.h"
 
 int tb_args_known(json_t *args, const char *const *known, char *err,
                   size_t errlen)
@@ -154,7 +155,11 @@ size_t tb_json_ascii_len(const char *s)
 
 json_t *tb_error_json(const char *message)
 {
-	return json_pack("{s:s}", "error", message);
+	json_t *text =
+	    tb_utf8_page_json((const unsigned char *)message, strlen(message));
+
+	/* Messages may quote bytes a plugin or a sandbox produced. */
+	return text ? json_pack("{s:o}", "error", text) : NULL;
 }
 
 json_t *tb_error_jsonf(const char *fmt, ...)

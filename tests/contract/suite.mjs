@@ -424,6 +424,27 @@ export function contractSuite(provider) {
       await closeServer(d);
     });
 
+    test("a task directory without a status record (an interrupted start) is unknown", { timeout: 60000 }, async () => {
+      const s = await server();
+      const sb = await createSandbox(s);
+      // What a start cut short between making the directory and writing
+      // the first record leaves behind.
+      const tid = "00112233445566778899aabbccddeeff";
+      await run(s, sb, `mkdir -p .taskbox/tasks/${tid} && chmod 700 .taskbox .taskbox/tasks .taskbox/tasks/${tid}`);
+      const r = await getTask(s, sb, tid);
+      assert.equal(r.state, "unknown");
+      assert.equal(r.exit_code, null);
+      assert.match(r.error, /status record/);
+      const c = ok(await call(s, "cancel_task", { sandbox_id: sb, task_id: tid }), "cancel_task");
+      assert.equal(c.state, "unknown");
+      assert.match(c.error, /not confirmed/);
+      // A task that never existed is an error naming it.
+      const other = "ffeeddccbbaa99887766554433221100";
+      const missing = failure(await call(s, "get_task", { sandbox_id: sb, task_id: other }), "no such task");
+      assert.ok(missing.includes(other));
+      await closeServer(s);
+    });
+
     test("ordinary tools: run_command, write_file, read_file and the implicit default sandbox", { timeout: 60000 }, async () => {
       const a = await server();
       // Without any sandbox, run_command makes the session default.

@@ -143,3 +143,13 @@ Test(base64, known_vectors_and_malformed_input)
 	cr_assert_eq(tb_base64_decode("Z=8=", 4, &dec, &m), -1);
 	cr_assert_eq(tb_base64_decode("Zm 8", 4, &dec, &m), -1);
 }
+
+Test(tool_args, error_messages_survive_invalid_bytes)
+{
+	json_t *e = tb_error_json("sandbox x: stderr said \xff\xfe");
+
+	cr_assert_not_null(e);
+	cr_assert_str_eq(json_string_value(json_object_get(e, "error")),
+	                 "sandbox x: stderr said \xEF\xBF\xBD\xEF\xBF\xBD");
+	json_decref(e);
+}
