@@ -248,6 +248,17 @@ class TestStart(SupervisorCase):
         self.assertEqual(record["stdout_bytes"], 4)
         self.assertEqual(record["stderr_bytes"], 4)
 
+    def test_command_is_reaped_by_the_supervisor(self):
+        record = self.run_task("sleep 0.2")
+        end = time.monotonic() + PATIENCE
+        while alive(record["supervisor_pid"], record["supervisor_start"]):
+            self.assertLess(time.monotonic(), end)
+            time.sleep(0.02)
+        # Orphans are reparented to this process and not reaped yet: a shell
+        # the supervisor failed to reap would show here as a zombie.
+        stat = proc_stat(record["pgid"])
+        self.assertTrue(stat is None or stat[0] != "Z", stat)
+
     def test_status_shape(self):
         record = self.run_task("printf 'a\\nb'")
         self.assertEqual(list(record.keys()), STATUS_KEYS)
