@@ -75,3 +75,57 @@ test("the SDK sees the service's errors from the fake", async () => {
   assert.ok(timedOut instanceof Error, "a command past its timeout fails");
   await sbx.kill();
 });
+
+// A body the client streams (Transfer-Encoding: chunked), split at awkward
+// places, as a proxy or an SDK may send it.
+function chunked(parts) {
+  return new ReadableStream({
+    start(c) {
+      for (const p of parts) c.enqueue(typeof p === "string" ? new TextEncoder().encode(p) : p);
+      c.close();
+    },
+  });
+}
+
+test("the fake takes chunked request bodies on both planes", async () => {
+  await fake.clearRequests();
+  const res = await fetch(`${fake.apiUrl}/v2/sandboxes`, {
+    method: "POST",
+    headers: { "X-API-Key": fake.apiKey, "Content-Type": "application/json" },
+    body: chunked(['{"templ', 'ateID":"base",', '"timeout":30}']),
+    duplex: "half",
+  });
+  assert.equal(res.status, 201);
+  const sbx = await res.json();
+  const reqs = await fake.requests();
+  assert.equal(reqs.find((r) => r.url === "/v2/sandboxes").headers["transfer-encoding"], "chunked");
+
+  const msg = Buffer.from(JSON.stringify({ process: { cmd: "echo", args: ["chunks"] }, stdin: false }));
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(msg.length, 1);
+  const envelope = Buffer.concat([head, msg]);
+  const start = await fetch(`${fake.sandboxUrl}/process.Process/Start`, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/connect+json",
+      "Connect-Protocol-Version": "1",
+      "X-Access-Token": sbx.envdAccessToken,
+      "E2b-Sandbox-Id": sbx.sandboxID,
+      "E2b-Sandbox-Port": "49983",
+    },
+    body: chunked([envelope.subarray(0, 3), envelope.subarray(3, 9), envelope.subarray(9)]),
+    duplex: "half",
+  });
+  assert.equal(start.status, 200);
+  const body = Buffer.from(await start.arrayBuffer());
+  const frames = [];
+  for (let at = 0; at < body.length; ) {
+    const len = body.readUInt32BE(at + 1);
+    frames.push({ flags: body[at], msg: JSON.parse(body.subarray(at + 5, at + 5 + len)) });
+    at += 5 + len;
+  }
+  const out = frames.map((f) => f.msg.event?.data?.stdout).filter(Boolean);
+  assert.equal(Buffer.concat(out.map((b) => Buffer.from(b, "base64"))).toString(), "chunks\n");
+  assert.equal(frames.at(-1).flags, 2, "the stream ends with an end-of-stream envelope");
+  assert.ok(frames.some((f) => f.msg.event?.end?.exited), "the end event says the process exited");
+});
