@@ -61,7 +61,6 @@ static void set_transport(struct tb_dk *dk, CURL *h)
 	char path[4096];
 
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
 	                 (long)TB_DK_CONNECT_TIMEOUT_MS);
 	if (dk->sock_path)
