@@ -9,7 +9,7 @@
 //   BENCH_RUNS           measured runs after the warm-up (default 5, at least 5 for results)
 //   BENCH_RESULTS        where to write the results (default: bench/results)
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,7 +17,7 @@ import { runFigures, runRatios, summarise } from "./lib/figures.mjs";
 import { loadAverage, machineTicks } from "./lib/procfs.mjs";
 import { writeResults } from "./lib/report.mjs";
 import { DC_SLEEP, TB_SLEEP, latencyRound, reapLeftovers } from "./lib/rounds.mjs";
-import { SCALE_SLEEP, scaleRound, throughputRound } from "./lib/scale.mjs";
+import { SCALE_SLEEP, scalePhase, throughputRound } from "./lib/scale.mjs";
 import {
   connectDesktopCommander,
   connectEcho,
@@ -52,12 +52,13 @@ function machine() {
   };
 }
 
-// One measured (or warm-up) run: the latency figures, then scale, then
-// throughput. Returns the merged samples, figures and ratios.
-async function oneRun(ctx, warmUp) {
-  const recs = [await latencyRound(ctx)];
-  if (ctx.tbTasks) recs.push(await scaleRound(ctx, warmUp ? [1, 16] : [1, 16, 128], warmUp ? 50 : 200));
-  recs.push(await throughputRound(ctx));
+// One measured (or warm-up) run of the latency and throughput figures.
+async function oneRun(ctx) {
+  return [await latencyRound(ctx), await throughputRound(ctx)];
+}
+
+// Merges a run's records into its samples, figures and pairwise ratios.
+function merge(recs) {
   const samples = {};
   for (const r of recs) for (const [k, v] of Object.entries(r.samples)) samples[k] = v;
   const figures = runFigures(recs);
@@ -74,6 +75,11 @@ async function main() {
     tbState: join(scratch, "taskbox"),
     dcHome: join(scratch, "dc-home"),
   };
+  const supervisor = join(here, "..", "core", "supervisor", "taskbox_supervisor.py");
+  if (existsSync(supervisor)) {
+    ctx.supervisorSource = readFileSync(supervisor, "utf8");
+    ctx.supervisorRoot = join(scratch, "supervisor-direct");
+  }
   const notes = [];
   prepareDesktopCommanderHome(ctx.dcHome);
   const t0 = performance.now();
@@ -97,11 +103,17 @@ async function main() {
   if (ctx.tb) version = execFileSync(ctx.taskboxBin, ["--version"], { encoding: "utf8" }).trim();
 
   const measured = [];
+  ctx.log = log;
   try {
+    const recs = [];
     for (let i = 0; i <= runs; i++) {
       const label = i === 0 ? "warm-up" : `run ${i}/${runs}`;
       const ts = performance.now();
-      const run = await oneRun(ctx, i === 0);
+      ctx.runIndex = i;
+      ctx.light = i === 0;
+      const got = await oneRun(ctx);
+      if (i > 0) recs.push(got);
+      const run = merge(got);
       const r = run.ratios;
       log(`${label} (${fmt((performance.now() - ts) / 1000)} s): get_task/ping ${fmt(r["get_task (running) / taskbox ping"])}, ` +
         `DC read/get_task ${fmt(r["DC read_process_output (running) / get_task (running)"])}, ` +
@@ -110,8 +122,14 @@ async function main() {
       if (process.env.BENCH_VERBOSE)
         for (const [k, v] of Object.entries(run.samples))
           log(`  ${k}: ${v.length} calls, ${fmt(v.reduce((a, b) => a + b, 0) / 1000)} s, p50 ${fmt(v.slice().sort((a, b) => a - b)[v.length >> 1])}`);
-      if (i > 0) measured.push(run);
     }
+    if (ctx.tbTasks) {
+      const ts = performance.now();
+      const scale = await scalePhase(ctx, runs);
+      scale.forEach((rec, i) => recs[i].push(rec));
+      log(`scale (${fmt((performance.now() - ts) / 1000)} s)`);
+    }
+    measured.push(...recs.map(merge));
   } finally {
     await Promise.allSettled([ctx.echo.close(), ctx.dc.close(), ctx.tb?.close()]);
     for (const argv of [DC_SLEEP, TB_SLEEP, SCALE_SLEEP]) await reapLeftovers(argv);
@@ -133,16 +151,21 @@ async function main() {
     method: [
       "One official SDK client (`Client` + `StdioClientTransport`) in one Node process drives every server over stdio; the timer is `performance.now()` around each awaited call, nothing else in flight.",
       "taskbox runs `serve` on its built-in default config (the local provider) with a scratch state dir; DesktopCommander runs with a scratch HOME, telemetry and onboarding off, its flag fetch pointed at a closed loopback port, its Chrome download pre-empted. Both get the same system PATH.",
-      "Per run: 5 connects of taskbox and of the echo loop, 1 of DesktopCommander; 200 pings of each server, interleaved in blocks of 20; 16 `sh -c true` spawns, start_task and start_process calls interleaved in blocks of 5 (commands `echo ready; exec sleep N`); 60 get_task / read_process_output (`timeout_ms: 0`) calls cycling over those running tasks and 60 on a finished `echo done`, interleaved in blocks of 10; then cancel_task / force_terminate of the 16.",
-      "`sh -c true` is spawned with node's `child_process.spawn` and timed to its exit, with the same timer.",
-      "Scale: one fresh sandbox grown to 1, 16 and 128 running `exec sleep N` tasks; at each level 200 get_task calls cycling over the tasks (p50, p99), the server's VmRSS, and the summed utime+stime of the supervisors (the parents of the task processes, from /proc/PID/stat) over a 2 s window while the tasks sleep, in % of one core.",
+      "Per run: 5 connects of taskbox and of the echo loop, 1 of DesktopCommander; 200 pings of each server, interleaved in blocks of 20; 12 `sh -c true` spawns, start_task and start_process calls interleaved in blocks of 4 (commands `echo ready; exec sleep N`); 40 get_task / read_process_output (`timeout_ms: 0`) calls cycling over those running tasks, and 40 on a finished `echo done`, interleaved in blocks of 10 with 40 taskbox pings (the ping that get_task is compared with is the one measured beside it); then cancel_task / force_terminate of the 12 (blocks of 5). The warm-up run is the same at a quarter of the counts and with 128 MiB instead of 1 GiB.",
+      "`sh -c true` is spawned with node's `child_process.spawn` and timed to its exit, with the same timer. Interleaved with the starts, two diagnostics of start_task's cost are spawned the same way: `python3 -I -S -c pass` (the interpreter alone) and the supervisor's `start` verb run directly on a scratch root (no server, no provider).",
+      "Scale, after the runs above: one sandbox grown once to 1, then 16, then 128 running `exec sleep N` tasks; at each level, after 50 warm-up calls, each of the runs takes 200 get_task calls cycling over the tasks (p50, p99) interleaved with 200 pings, the server's VmRSS, and the summed utime+stime of the supervisors (the parents of the task processes, from /proc/PID/stat) over a 2 s window while the tasks sleep, in % of one core.",
       "Throughput: `sh -c 'head -c 1073741824 /dev/zero | cat >/dev/null'` timed to its exit, then a task `head -c 1073741824 /dev/zero` timed from the start_task call to the first get_task (polled every 2 ms, `limit: 1`) that reports a terminal state.",
       "Idle RSS: VmRSS of the server process after connect, tools/list and one ping (DesktopCommander: after 200 ms more).",
     ],
     notes,
   };
   writeResults(results, meta, measured, sum);
-  rmSync(scratch, { recursive: true, force: true });
+  await new Promise((r) => setTimeout(r, 500)); // supervisors write their last status
+  try {
+    rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
+  } catch (e) {
+    log(`could not remove ${scratch}: ${e.message}`);
+  }
   log(`wrote ${join(results, "RESULTS.md")}`);
   for (const b of sum.budgets) log(`${b.verdict.padEnd(4)} ${b.what}: ${fmt(b.median)} ${b.unit} (${fmt(b.min)}..${fmt(b.max)})`);
 }

@@ -29,18 +29,23 @@ const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a /
 export function runRatios(f) {
   const r = {};
   const p = (n) => f[`${n} p50 (ms)`];
-  r["get_task (running) / taskbox ping"] = ratio(p("taskbox get_task (running)"), p("taskbox ping"));
-  r["get_task (finished) / taskbox ping"] = ratio(p("taskbox get_task (finished)"), p("taskbox ping"));
+  r["get_task (running) / taskbox ping"] = ratio(p("taskbox get_task (running)"), p("taskbox ping beside get_task (running)"));
+  r["get_task (finished) / taskbox ping"] = ratio(p("taskbox get_task (finished)"), p("taskbox ping beside get_task (finished)"));
   r["DC read_process_output (running) / get_task (running)"] = ratio(p("DC read_process_output (running)"), p("taskbox get_task (running)"));
   r["DC read_process_output (finished) / get_task (finished)"] = ratio(p("DC read_process_output (finished)"), p("taskbox get_task (finished)"));
   r["start_task / sh -c true spawn"] = ratio(p("taskbox start_task"), p("sh -c true spawn"));
   r["DC start_process / start_task"] = ratio(p("DC start_process"), p("taskbox start_task"));
   r["taskbox ping / C echo ping"] = ratio(p("taskbox ping"), p("echo ping"));
+  r["start_task / supervisor start verb, run directly"] = ratio(p("taskbox start_task"), p("supervisor start verb, run directly"));
+  r["supervisor start verb, run directly / sh -c true spawn"] = ratio(p("supervisor start verb, run directly"), p("sh -c true spawn"));
+  r["python3 -I -S -c pass / sh -c true spawn"] = ratio(p("python3 -I -S -c pass spawn"), p("sh -c true spawn"));
   r["DC ping / taskbox ping"] = ratio(p("DC ping"), p("taskbox ping"));
   r["DC force_terminate / cancel_task"] = ratio(p("DC force_terminate"), p("taskbox cancel_task"));
+  r["taskbox connect / C echo connect"] = ratio(f["taskbox connect (ms)"], f["echo connect (ms)"]);
   r["DC connect / taskbox connect"] = ratio(f["DC connect (ms)"], f["taskbox connect (ms)"]);
   r["DC idle RSS / taskbox idle RSS"] = ratio(f["DC idle RSS (MiB)"], f["taskbox idle RSS (MiB)"]);
   r["1 GiB drain / raw pipe"] = ratio(f["1 GiB task drain MiB/s"], f["raw pipe MiB/s"]);
+  r["get_task with 128 running / ping, same window"] = ratio(p("get_task with 128 running"), p("ping with 128 running"));
   r["get_task p99 with 128 / p50 with 1"] = ratio(f["get_task with 128 running p99 (ms)"], f["get_task with 1 running p50 (ms)"]);
   return r;
 }

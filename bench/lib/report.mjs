@@ -26,6 +26,8 @@ const PANELS = [
     title: "spawns, starts and cancels",
     series: [
       "sh -c true spawn",
+      "python3 -I -S -c pass spawn",
+      "supervisor start verb, run directly",
       "taskbox start_task",
       "DC start_process",
       "taskbox cancel_task",

@@ -2,6 +2,8 @@
 // floors measured side by side, interleaved in small blocks so that a change
 // in the machine's load during the run hits every party alike.
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
 import { SYSTEM_PATH, connectDesktopCommander, connectEcho, connectTaskbox } from "./servers.mjs";
 import { rssBytes, pidsWithArgv, killQuietly } from "./procfs.mjs";
 
@@ -9,6 +11,10 @@ import { rssBytes, pidsWithArgv, killQuietly } from "./procfs.mjs";
 // so the run can find (and finally reap) exactly its own processes.
 export const TB_SLEEP = ["sleep", "2998"];
 export const DC_SLEEP = ["sleep", "2999"];
+export const SUP_SLEEP = ["sleep", "2996"];
+// Calls per run (the slow peer sets the pace: keep a run short).
+export const START_CALLS = 12;
+export const READ_CALLS = 40;
 const tbRunning = `echo ready; exec ${TB_SLEEP.join(" ")}`;
 const dcRunning = `echo ready; exec ${DC_SLEEP.join(" ")}`;
 
@@ -114,7 +120,7 @@ export async function pings(ctx, rec, n = 200) {
 
 // Spawns and starts: `sh -c true`, start_task and start_process, `n` each,
 // interleaved. Returns the handles of what is left running.
-export async function starts(ctx, rec, sandboxId, n = 16) {
+export async function starts(ctx, rec, sandboxId, n = START_CALLS) {
   const tbHandles = [];
   const dcPids = [];
   const parts = [
@@ -138,13 +144,29 @@ export async function starts(ctx, rec, sandboxId, n = 16) {
         tbHandles.push(r.task_id);
       },
     });
-  await interleave(rec, parts, 5);
+  if (ctx.supervisorSource) {
+    // Diagnostics of start_task's cost: the interpreter alone, and the
+    // supervisor's own `start` verb run directly (no server, no provider).
+    const m = Math.max(4, n >> 1);
+    parts.push({ name: "python3 -I -S -c pass spawn", n: m, fn: () => spawnAndWait(["python3", "-I", "-S", "-c", "pass"]) });
+    parts.push({
+      name: "supervisor start verb, run directly",
+      n: m,
+      fn: () => {
+        const id = randomBytes(16).toString("hex");
+        const root = join(ctx.supervisorRoot, `run-${ctx.runIndex}`, ".taskbox", "tasks");
+        return spawnAndWait(["python3", "-I", "-c", ctx.supervisorSource, "start", "--root", root,
+          "--id", id, "--timeout", "3600", "--command", `exec ${SUP_SLEEP.join(" ")}`]);
+      },
+    });
+  }
+  await interleave(rec, parts, 4);
   return { tbHandles, dcPids };
 }
 
 // get_task on running tasks against read_process_output on running
 // processes, `n` each, cycling over the handles.
-export async function readsRunning(ctx, rec, sandboxId, handles, n = 60) {
+export async function readsRunning(ctx, rec, sandboxId, handles, n = READ_CALLS) {
   const parts = [
     {
       name: "DC read_process_output (running)",
@@ -154,7 +176,7 @@ export async function readsRunning(ctx, rec, sandboxId, handles, n = 60) {
     },
   ];
   if (handles.tbHandles.length)
-    parts.unshift({
+    parts.unshift({ name: "taskbox ping beside get_task (running)", n, fn: () => ctx.tb.client.ping() }, {
       name: "taskbox get_task (running)",
       n,
       fn: async (i) => {
@@ -167,14 +189,14 @@ export async function readsRunning(ctx, rec, sandboxId, handles, n = 60) {
 }
 
 // The same on a finished task / process that printed one line.
-export async function readsFinished(ctx, rec, sandboxId, n = 60) {
+export async function readsFinished(ctx, rec, sandboxId, n = READ_CALLS) {
   const parts = [];
   if (sandboxId) {
     const r = sc(await ctx.tb.call("start_task", { sandbox_id: sandboxId, command: "echo done", timeout: 60 }));
     const task_id = r.task_id;
     const args = { sandbox_id: sandboxId, task_id, stdout_offset: 0, stderr_offset: 0, limit: 16384 };
     await waitFor("a finished task", async () => sc(await ctx.tb.call("get_task", args)).state === "succeeded");
-    parts.push({
+    parts.push({ name: "taskbox ping beside get_task (finished)", n, fn: () => ctx.tb.client.ping() }, {
       name: "taskbox get_task (finished)",
       n,
       fn: async () => {
@@ -223,15 +245,18 @@ export async function reapLeftovers(argv) {
 // One whole latency run. Returns the record.
 export async function latencyRound(ctx) {
   const rec = newRecord();
-  await connects(ctx, rec);
-  await pings(ctx, rec);
+  const k = ctx.light ? 0.25 : 1; // the warm-up run is a lighter copy
+  const n = (x) => Math.max(2, Math.round(x * k));
+  await connects(ctx, rec, n(5));
+  await pings(ctx, rec, n(200));
   let sandboxId = null;
   if (ctx.tbTasks) sandboxId = sc(await ctx.tb.call("create_sandbox", { timeout: 3600 })).sandbox_id;
-  const handles = await starts(ctx, rec, sandboxId);
-  await readsRunning(ctx, rec, sandboxId, handles);
-  await readsFinished(ctx, rec, sandboxId);
+  const handles = await starts(ctx, rec, sandboxId, n(START_CALLS));
+  await readsRunning(ctx, rec, sandboxId, handles, n(READ_CALLS));
+  await readsFinished(ctx, rec, sandboxId, n(READ_CALLS));
   await cancels(ctx, rec, sandboxId, handles);
   rec.set("DC processes left alive by force_terminate", await reapLeftovers(DC_SLEEP));
+  if (ctx.supervisorSource) await reapLeftovers(SUP_SLEEP);
   if (sandboxId) {
     rec.set("taskbox processes left alive by cancel_task", await reapLeftovers(TB_SLEEP));
     await ctx.tb.call("kill_sandbox", { sandbox_id: sandboxId });

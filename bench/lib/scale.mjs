@@ -1,7 +1,7 @@
 // Scale and throughput: many running tasks in one sandbox, and a task that
 // writes 1 GiB against the raw pipe.
 import { cpuTicks, CLK_TCK, parentOf, pidsWithArgv, rssBytes } from "./procfs.mjs";
-import { newRecord, spawnAndWait, waitFor } from "./rounds.mjs";
+import { interleave, newRecord, spawnAndWait, waitFor } from "./rounds.mjs";
 
 export const SCALE_SLEEP = ["sleep", "2997"];
 export const GIB = 1 << 30;
@@ -22,14 +22,21 @@ async function cpuOver(pids, ms) {
   return (100 * ticks) / CLK_TCK / secs;
 }
 
-// Grows one sandbox to each count in `levels` running (idle) tasks and
-// measures get_task latency, the server's RSS and the supervisors' CPU.
-export async function scaleRound(ctx, levels = [1, 16, 128], calls = 200, windowMs = 2000) {
-  const rec = newRecord();
+// Grows one sandbox to each count in `levels` running (idle) tasks, once,
+// and at each level measures `runs` times: get_task latency (interleaved
+// with pings, for a ratio inside the same window), the server's RSS and the
+// supervisors' CPU. Returns one record per run.
+export async function scalePhase(ctx, runs, levels = [1, 16, 128], calls = 200, windowMs = 2000) {
+  const recs = Array.from({ length: runs }, newRecord);
   const tb = ctx.tb;
   const sandboxId = sc(await tb.call("create_sandbox", { timeout: 3600 })).sandbox_id;
   const tasks = [];
   const command = `exec ${SCALE_SLEEP.join(" ")}`;
+  const get = async (level, i) => {
+    const task_id = tasks[(i * 7919) % tasks.length];
+    const v = sc(await tb.call("get_task", { sandbox_id: sandboxId, task_id }));
+    if (v.state !== "running") throw new Error(`get_task with ${level} running: ${v.state}`);
+  };
   try {
     for (const level of levels) {
       while (tasks.length < level) {
@@ -37,39 +44,41 @@ export async function scaleRound(ctx, levels = [1, 16, 128], calls = 200, window
         if (r.state !== "running") throw new Error(`start_task at ${tasks.length}: ${JSON.stringify(r)}`);
         tasks.push(r.task_id);
       }
-      for (let i = 0; i < calls; i++) {
-        const task_id = tasks[(i * 7919) % tasks.length];
-        const t0 = performance.now();
-        const v = sc(await tb.call("get_task", { sandbox_id: sandboxId, task_id }));
-        rec.sample(`get_task with ${level} running`, performance.now() - t0);
-        if (v.state !== "running") throw new Error(`get_task with ${level} running: ${v.state}`);
+      ctx.log?.(`scale: ${level} running`);
+      for (let i = 0; i < 50; i++) await get(level, i); // warm-up
+      for (const rec of recs) {
+        await interleave(rec, [
+          { name: `get_task with ${level} running`, n: calls, fn: (i) => get(level, i) },
+          { name: `ping with ${level} running`, n: calls, fn: () => tb.client.ping() },
+        ], 20);
+        rec.set(`server RSS with ${level} running`, rssBytes(tb.pid));
+        const commands = pidsWithArgv(SCALE_SLEEP);
+        const supervisors = [...new Set(commands.map(parentOf))].filter((p) => p > 1);
+        rec.set(`supervisors with ${level} running`, supervisors.length);
+        rec.set(`supervisors' CPU % with ${level} idle tasks`, await cpuOver(supervisors, windowMs));
+        rec.set(`supervisors' RSS with ${level} running`, supervisors.map(rssBytes).reduce((a, b) => a + (b || 0), 0));
       }
-      rec.set(`server RSS with ${level} running`, rssBytes(tb.pid));
-      const commands = pidsWithArgv(SCALE_SLEEP);
-      const supervisors = [...new Set(commands.map(parentOf))].filter((p) => p > 1);
-      rec.set(`supervisors with ${level} running`, supervisors.length);
-      rec.set(`supervisors' CPU % with ${level} idle tasks`, await cpuOver(supervisors, windowMs));
-      rec.set(`supervisors' RSS with ${level} running`, supervisors.map(rssBytes).reduce((a, b) => a + (b || 0), 0));
     }
   } finally {
     await tb.call("kill_sandbox", { sandbox_id: sandboxId });
   }
-  return rec;
+  return recs;
 }
 
 // The raw pipe and a task writing 1 GiB, one of each, raw first.
 export async function throughputRound(ctx) {
   const rec = newRecord();
+  const bytes = ctx.light ? GIB / 8 : GIB;
   const t0 = performance.now();
-  await spawnAndWait(["/bin/sh", "-c", `head -c ${GIB} /dev/zero | cat >/dev/null`]);
+  await spawnAndWait(["/bin/sh", "-c", `head -c ${bytes} /dev/zero | cat >/dev/null`]);
   const rawS = (performance.now() - t0) / 1000;
-  rec.set("raw pipe MiB/s", GIB / 2 ** 20 / rawS);
+  rec.set("raw pipe MiB/s", bytes / 2 ** 20 / rawS);
   if (!ctx.tbTasks) return rec;
   const tb = ctx.tb;
   const sandboxId = sc(await tb.call("create_sandbox", { timeout: 3600 })).sandbox_id;
   try {
     const t1 = performance.now();
-    const r = sc(await tb.call("start_task", { sandbox_id: sandboxId, command: `head -c ${GIB} /dev/zero`, timeout: 600 }));
+    const r = sc(await tb.call("start_task", { sandbox_id: sandboxId, command: `head -c ${bytes} /dev/zero`, timeout: 600 }));
     const args = { sandbox_id: sandboxId, task_id: r.task_id, limit: 1 };
     let last = r;
     if (r.state === "running")
@@ -80,7 +89,7 @@ export async function throughputRound(ctx) {
     const terminalS = (performance.now() - t1) / 1000;
     if (last.state !== "succeeded") throw new Error(`1 GiB task ended ${last.state}`);
     rec.set("1 GiB task: time to terminal state (s)", terminalS);
-    rec.set("1 GiB task drain MiB/s", GIB / 2 ** 20 / terminalS);
+    rec.set("1 GiB task drain MiB/s", bytes / 2 ** 20 / terminalS);
     rec.set("1 GiB task stdout_truncated", last.stdout_truncated ? 1 : 0);
   } finally {
     await tb.call("kill_sandbox", { sandbox_id: sandboxId });
