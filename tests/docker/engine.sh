@@ -230,6 +230,17 @@ stop)
 		pm rm -af -t 0 >/dev/null 2>&1 || true
 	fi
 	service_stop
+	# Exec monitors linger for exit_command_delay: end those of this
+	# engine (their command lines name its directory).
+	for p in /proc/[0-9]*; do
+		case $(cat "$p/comm" 2>/dev/null) in
+		conmon | podman | socat) ;;
+		*) continue ;;
+		esac
+		if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q -- "$dir/"; then
+			kill -KILL "${p#/proc/}" 2>/dev/null || true
+		fi
+	done
 	# Unmount whatever the engine left mounted under DIR, deepest first.
 	awk -v d="$dir" 'index($2, d) == 1 { print $2 }' /proc/mounts |
 		sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done

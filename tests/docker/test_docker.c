@@ -273,7 +273,7 @@ Test(docker, timeout_kills_the_group)
 	    run(c, "sleep 300 & echo started; sleep 301", 1500, 0, &res),
 	    TASKBOX_OK, "%s", err);
 	cr_assert(res.timed_out);
-	cr_assert(now_s() - t0 < 10, "took %.1f s", now_s() - t0);
+	cr_assert(now_s() - t0 < 30, "took %.1f s", now_s() - t0);
 	cr_assert_eq(res.out.len, 8);
 	res_free(&res);
 	/* Both sleeps were in the command's group: none is left. */
@@ -306,7 +306,7 @@ Test(docker, cancel_stops_the_exec)
 	t0 = now_s();
 	cr_assert_eq(P->ops.exec(c, &req, &res, err, sizeof(err)),
 	             TASKBOX_E_CANCELLED);
-	cr_assert(now_s() - t0 < 10);
+	cr_assert(now_s() - t0 < 30, "took %.1f s", now_s() - t0);
 	res_free(&res);
 	P->ops.close(c);
 	P->ops.destroy(inst, id, err, sizeof(err));
