@@ -91,7 +91,9 @@ enum tb_line_status tb_lines_next(struct tb_lines *r, const char **line,
                                   size_t *len)
 {
 	for (;;) {
-		char *nl = memchr(r->buf + r->scan, '\n', r->len - r->scan);
+		char *nl = r->len > r->scan ? memchr(r->buf + r->scan, '\n',
+		                                     r->len - r->scan)
+		                            : NULL;
 		if (nl) {
 			size_t end = (size_t)(nl - r->buf);
 			size_t begin = r->start;

@@ -20,7 +20,7 @@
 
 #define DEFAULT_WORKERS 8
 #define MAX_WORKERS 256
-#define QUEUE_PER_WORKER 16
+#define QUEUE_PER_WORKER 32
 #define MAX_HOOKS 32
 
 static void (*hooks[MAX_HOOKS])(void);

@@ -103,7 +103,10 @@ void tb_call_run(void *arg)
 	char why[512];
 	json_t *out = NULL, *result;
 
-	if (tb_schema_validate(c->tool->validator, c->args, why, sizeof why)) {
+	if (__atomic_load_n(&c->cancelled, __ATOMIC_SEQ_CST)) {
+		result = NULL; /* cancelled while queued: never started */
+	} else if (tb_schema_validate(c->tool->validator, c->args, why,
+	                              sizeof why)) {
 		result = error_result(c, why);
 	} else {
 		int rc = c->tool->tool->fn(c, c->args, &out);

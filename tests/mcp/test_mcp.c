@@ -399,6 +399,11 @@ Test(concurrency, a_full_queue_answers_server_busy)
 		             "\"notifications/cancelled\",\"params\":{"
 		             "\"requestId\":%d}}",
 		             id);
+	tb_workers_drain(h.pool);
+	h.pool = NULL;
+	while ((r = harness_pending(&h) ? harness_next(&h) : NULL))
+		cr_assert(json_object_get(r, "method"),
+		          "a cancelled call was answered");
 }
 
 Test(concurrency, progress_is_sent_for_a_progress_token)

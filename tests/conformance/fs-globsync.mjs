@@ -1,0 +1,3 @@
+// Registers fs-globsync-hooks.mjs: node --import ./fs-globsync.mjs ...
+import { register } from "node:module";
+register("./fs-globsync-hooks.mjs", import.meta.url);

@@ -1,0 +1,62 @@
+#!/bin/sh
+# Builds the libFuzzer target over the JSON-RPC reader and the MCP
+# dispatcher with clang (-fsanitize=fuzzer,address,undefined) from the core
+# sources, then runs it for a bounded time over the seed corpus in
+# tests/fuzz/corpus. A crash, a hang (an input over 10 s), a leak or a
+# sanitizer report fails it.
+#
+# Environment: TASKBOX_SRCDIR and TASKBOX_BUILDDIR (set by `make check`;
+# the build dir supplies config.h), FUZZ_SECONDS (default 60), CLANG
+# (default clang).
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+srcdir=${TASKBOX_SRCDIR:-$here/../..}
+builddir=${TASKBOX_BUILDDIR:-}
+seconds=${FUZZ_SECONDS:-60}
+cc=${CLANG:-clang}
+
+if ! command -v "$cc" >/dev/null 2>&1; then
+	echo "fuzz: skipped: $cc not found" >&2
+	exit 77
+fi
+if [ -z "$builddir" ] || [ ! -f "$builddir/config.h" ]; then
+	echo "fuzz: TASKBOX_BUILDDIR must name a configured build" >&2
+	exit 99
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/taskbox-fuzz.XXXXXX") || exit 99
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+
+core=$srcdir/core
+# shellcheck disable=SC2046
+$cc -g -O1 -std=c11 -D_GNU_SOURCE \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-I"$builddir" -I"$core" -I"$srcdir/include" \
+	$(pkg-config --cflags jansson) \
+	-o "$work/fuzz_jsonrpc" "$here/fuzz_jsonrpc.c" \
+	"$core/jsonrpc.c" "$core/mcp.c" "$core/mcp_tools.c" \
+	"$core/tools_registry.c" "$core/schema.c" "$core/schema_check.c" \
+	"$core/tool_call.c" "$core/workers.c" "$core/test_tools.c" \
+	"$core/log.c" $(pkg-config --libs jansson) -lpthread -lm || exit 99
+
+mkdir "$work/corpus"
+cd "$work" || exit 99
+# New inputs go to the scratch corpus; the seeds in the tree stay as they
+# are. -error_exitcode and -timeout_exitcode make every finding fail.
+"$work/fuzz_jsonrpc" -max_total_time="$seconds" -timeout=10 \
+	-rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+	-error_exitcode=1 -timeout_exitcode=1 \
+	-artifact_prefix="$work/" "$work/corpus" "$here/corpus" 2>"$work/log"
+rc=$?
+tail -n 25 "$work/log" >&2
+if [ $rc -ne 0 ]; then
+	for f in "$work"/crash-* "$work"/leak-* "$work"/timeout-* \
+		"$work"/oom-*; do
+		[ -f "$f" ] || continue
+		echo "fuzz: finding $(basename "$f"), base64:" >&2
+		base64 "$f" >&2
+	done
+fi
+exit $rc
