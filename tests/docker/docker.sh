@@ -34,7 +34,7 @@ export TASKBOX_DOCKER_ENGINE TASKBOX_DOCKER_ENGINE_DIR TASKBOX_DOCKER_PLUGIN
 # engine script, curl and the engine are not.
 if command -v valgrind >/dev/null 2>&1 &&
 	! ldd "$TASKBOX_DOCKER_PLUGIN" | grep -q libasan; then
-	valgrind -q --error-exitcode=1 --leak-check=full \
+	valgrind -q --vgdb=no --error-exitcode=1 --leak-check=full \
 		--errors-for-leak-kinds=definite --show-leak-kinds=definite \
 		--num-callers=30 --trace-children=yes \
 		--trace-children-skip='/bin/*,/usr/*,/sbin/*' \
