@@ -35,17 +35,18 @@ cat >"$root/src/outside.c" <<'SRC'
 #include <stdio.h>
 #include <taskbox/provider.h>
 
+static const struct taskbox_host *the_host;
 static int o_init(const struct taskbox_host *host, const char *settings,
                   void **instance, char *errbuf, size_t errlen)
 {
 	(void)settings;
 	(void)errbuf;
 	(void)errlen;
+	the_host = host;
 	*instance = host->alloc(1);
 	return *instance ? TASKBOX_OK : TASKBOX_E_NOMEM;
 }
-static const struct taskbox_host *last_host;
-static void o_fini(void *instance) { (void)instance; }
+static void o_fini(void *instance) { the_host->free(instance); }
 static int o_create(void *i, const struct taskbox_create_req *r, char *id,
                     char *e, size_t n)
 { (void)i; (void)r; (void)e; (void)n; snprintf(id, 8, "o-1"); return 0; }
@@ -60,7 +61,7 @@ static int o_read(void *c, const char *p, uint64_t o, size_t l,
 { (void)c; (void)p; (void)o; (void)l; (void)d; (void)s; (void)e; (void)n;
   return TASKBOX_E_NOT_FOUND; }
 static int o_destroy(void *i, const char *id, char *e, size_t n)
-{ (void)i; (void)id; (void)e; (void)n; (void)last_host; return 0; }
+{ (void)i; (void)id; (void)e; (void)n; return 0; }
 
 static const struct taskbox_provider desc = {
 	TASKBOX_ABI_MAJOR, TASKBOX_ABI_MINOR, sizeof(struct taskbox_provider),
