@@ -36,17 +36,20 @@ pm() {
 		--runroot "$dir/run" --tmpdir "$dir/libpod" "$@"
 }
 
+# The engine and the image's parts: podman, runc, busybox-static.
 ensure_podman() {
 	command -v podman >/dev/null 2>&1 && command -v runc >/dev/null 2>&1 &&
-		return 0
+		command -v busybox >/dev/null 2>&1 && return 0
 	if [ "$(id -u)" != 0 ]; then
-		echo "engine.sh: podman/runc missing and not root: skipping" >&2
+		echo "engine.sh: podman, runc or busybox missing and not root: skipping" >&2
 		exit 77
 	fi
-	apt-get install -y podman runc >"$dir/apt.log" 2>&1 ||
+	pkgs="podman runc busybox-static"
+	# shellcheck disable=SC2086
+	apt-get install -y $pkgs >"$dir/apt.log" 2>&1 ||
 		{ apt-get update >>"$dir/apt.log" 2>&1 &&
-			apt-get install -y podman runc >>"$dir/apt.log" 2>&1; } ||
-		die "cannot install podman: $(tail -n 3 "$dir/apt.log")"
+			apt-get install -y $pkgs >>"$dir/apt.log" 2>&1; } ||
+		die "cannot install $pkgs: $(tail -n 3 "$dir/apt.log")"
 }
 
 write_conf() {
@@ -114,7 +117,9 @@ build_image() {
 	done
 	py=$(readlink -f /usr/bin/python3)
 	cp "$py" "$root/usr/bin/python3"
-	for lib in $(ldd "$py" | awk '/=>/ { print $3 } /^\t\// { print $1 }'); do
+	# The libraries both link (none for busybox-static).
+	for lib in $({ ldd "$py"; ldd "$bb" || true; } 2>/dev/null |
+		awk '/=>/ { print $3 } /^\t\// { print $1 }' | sort -u); do
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
 	done
