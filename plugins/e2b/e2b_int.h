@@ -171,6 +171,33 @@ int tb_frame_pending(const struct tb_frame_reader *r);
 int tb_frame_encode(unsigned flags, const void *data, size_t len,
                     unsigned char **out, size_t *outlen);
 
+/* ---- Process.Start's answer (process_stream.c) ---- */
+
+struct tb_pstream {
+	const struct taskbox_host *host;
+	struct taskbox_exec_result *res; /* out, err, truncation, exit_code */
+	size_t output_limit;             /* per stream; 0 = none */
+	struct tb_frame_reader reader;
+	size_t cap[2];
+	unsigned long pid; /* from the start event; 0 until then */
+	int ended;         /* the end event came (exit_code is set) */
+	int stream_done;   /* the end-of-stream envelope came */
+	int stream_error;  /* ... and it carried an error: */
+	char end_code[32]; /* its Connect code */
+	char end_msg[300]; /* and message */
+	int fail;          /* an ABI code once the stream is bad */
+};
+
+/* Prepares to decode into res (exit_code starts at -1). */
+void tb_pstream_init(struct tb_pstream *ps, const struct taskbox_host *host,
+                     struct taskbox_exec_result *res, size_t output_limit);
+/* Feeds answer bytes as they come. Returns 0 or the ABI code of the
+ * first fault (TASKBOX_E_PROTOCOL, TASKBOX_E_NOMEM), also kept in fail. */
+int tb_pstream_feed(struct tb_pstream *ps, const unsigned char *p, size_t n);
+/* Nonzero when the end event and the end of stream came, nothing torn. */
+int tb_pstream_complete(const struct tb_pstream *ps);
+void tb_pstream_free(struct tb_pstream *ps);
+
 /* Decodes standard or URL-safe base64 (padding optional) and passes the
  * bytes to put in pieces. Returns 0, or -1 on a bad character. */
 int tb_base64_decode(const char *s, size_t n,

@@ -1,9 +1,7 @@
 /* exec through envd: POST /process.Process/Start as a Connect server stream
  * (application/connect+json). The request is one envelope holding a
- * StartRequest; the answer is a stream of envelopes holding ProcessEvents
- * (start with the pid, data with base64 stdout/stderr, keepalive, end with
- * the exit status) closed by an end-of-stream envelope (flags 0x02) that
- * carries an error or nothing. The timeout is enforced here: at the
+ * StartRequest; the answer is decoded by process_stream.c. The timeout is
+ * enforced here: at the
  * deadline the process is killed through SendSignal; Connect-Timeout-Ms
  * asks envd to do the same a little later should this side be gone. */
 #include "config.h"
@@ -17,7 +15,6 @@
 
 #include "e2b_int.h"
 
-#define TB_EXEC_MAX_FRAME (16u * 1024u * 1024u)
 #define TB_EXEC_GRACE_MS 2000u /* to collect the end after a kill */
 #define TB_EXEC_SERVER_SLACK_MS 2000u
 #define TB_KILL_TIMEOUT_MS 5000u
@@ -25,21 +22,9 @@
 struct exec_state {
 	struct tb_e2b_conn *conn;
 	const struct taskbox_exec_req *req;
-	struct taskbox_exec_result *res;
-	const struct taskbox_host *host;
-	struct tb_frame_reader reader;
-	size_t cap[2];
+	struct tb_pstream ps;
 	uint64_t deadline, grace_end;
-	unsigned long pid;
-	int ended, timed_out, stream_done, stream_error;
-	int fail;
-	char end_code[32];
-	char end_msg[300];
-};
-
-struct sink_ctx {
-	struct exec_state *st;
-	int which; /* 0 stdout, 1 stderr */
+	int timed_out;
 };
 
 static uint64_t now_ms(void)
@@ -50,168 +35,11 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* Appends to stdout or stderr, keeping at most output_limit bytes. */
-static void put_output(void *arg, const unsigned char *p, size_t n)
-{
-	struct sink_ctx *sc = arg;
-	struct exec_state *st = sc->st;
-	struct taskbox_buf *buf = sc->which ? &st->res->err : &st->res->out;
-	int *trunc =
-	    sc->which ? &st->res->err_truncated : &st->res->out_truncated;
-	size_t limit = st->req->output_limit;
-
-	if (st->fail)
-		return;
-	if (limit && buf->len + n > limit) {
-		*trunc = 1;
-		n = buf->len < limit ? limit - buf->len : 0;
-	}
-	if (n == 0)
-		return;
-	if (buf->len + n > st->cap[sc->which]) {
-		size_t cap = st->cap[sc->which] ? st->cap[sc->which] : 4096;
-		unsigned char *grown;
-		while (cap < buf->len + n)
-			cap *= 2;
-		grown = st->host->realloc(buf->data, cap);
-		if (!grown) {
-			st->fail = TASKBOX_E_NOMEM;
-			return;
-		}
-		buf->data = grown;
-		st->cap[sc->which] = cap;
-	}
-	memcpy(buf->data + buf->len, p, n);
-	buf->len += n;
-}
-
-/* 128+N for "signal: NAME" in Go's words, else -1. */
-static int signal_exit(const char *status)
-{
-	static const struct {
-		const char *name;
-		int num;
-	} sigs[] = {
-	    {"hangup", 1},
-	    {"interrupt", 2},
-	    {"quit", 3},
-	    {"illegal instruction", 4},
-	    {"trace/breakpoint trap", 5},
-	    {"aborted", 6},
-	    {"bus error", 7},
-	    {"floating point exception", 8},
-	    {"killed", 9},
-	    {"user defined signal 1", 10},
-	    {"segmentation fault", 11},
-	    {"user defined signal 2", 12},
-	    {"broken pipe", 13},
-	    {"alarm clock", 14},
-	    {"terminated", 15},
-	};
-	size_t i;
-
-	if (!status || strncmp(status, "signal: ", 8) != 0)
-		return -1;
-	status += 8;
-	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-		size_t n = strlen(sigs[i].name);
-		if (strncmp(status, sigs[i].name, n) == 0 &&
-		    (status[n] == '\0' || status[n] == ' '))
-			return 128 + sigs[i].num;
-	}
-	return -1;
-}
-
-static void take_end(struct exec_state *st, json_t *end)
-{
-	json_t *code = json_object_get(end, "exitCode");
-	const char *status = json_string_value(json_object_get(end, "status"));
-	int exited = json_is_true(json_object_get(end, "exited"));
-	json_int_t c = json_is_integer(code) ? json_integer_value(code) : 0;
-
-	st->ended = 1;
-	if (exited && c >= 0 && c <= 255)
-		st->res->exit_code = (int)c;
-	else
-		st->res->exit_code = signal_exit(status);
-}
-
-static int take_event(struct exec_state *st, json_t *msg)
-{
-	json_t *ev = json_object_get(msg, "event");
-	json_t *x;
-
-	if (!json_is_object(ev))
-		return TASKBOX_E_PROTOCOL;
-	if ((x = json_object_get(ev, "start")) != NULL) {
-		json_t *pid = json_object_get(x, "pid");
-		if (!json_is_integer(pid) || json_integer_value(pid) <= 0)
-			return TASKBOX_E_PROTOCOL;
-		st->pid = (unsigned long)json_integer_value(pid);
-	} else if ((x = json_object_get(ev, "data")) != NULL) {
-		static const char *const names[2] = {"stdout", "stderr"};
-		int i;
-		for (i = 0; i < 2; i++) {
-			json_t *s = json_object_get(x, names[i]);
-			struct sink_ctx sc = {st, i};
-			if (!s)
-				continue;
-			if (!json_is_string(s) ||
-			    tb_base64_decode(json_string_value(s),
-			                     json_string_length(s), put_output,
-			                     &sc) != 0)
-				return TASKBOX_E_PROTOCOL;
-		}
-	} else if ((x = json_object_get(ev, "end")) != NULL) {
-		take_end(st, x);
-	}
-	/* keepalive and events of later envd versions: nothing to do */
-	return st->fail;
-}
-
-static int on_frame(void *ctx, unsigned flags, const unsigned char *data,
-                    size_t len)
-{
-	struct exec_state *st = ctx;
-	json_t *msg;
-	int rc = TASKBOX_OK;
-
-	if (flags & TB_FRAME_COMPRESSED)
-		return TASKBOX_E_PROTOCOL;
-	msg = json_loadb((const char *)data, len, 0, NULL);
-	if (!json_is_object(msg)) {
-		json_decref(msg);
-		return TASKBOX_E_PROTOCOL;
-	}
-	if (flags & TB_FRAME_END_STREAM) {
-		json_t *err = json_object_get(msg, "error");
-		st->stream_done = 1;
-		if (json_is_object(err)) {
-			const char *c =
-			    json_string_value(json_object_get(err, "code"));
-			const char *m =
-			    json_string_value(json_object_get(err, "message"));
-			st->stream_error = 1;
-			snprintf(st->end_code, sizeof st->end_code, "%s",
-			         c ? c : "unknown");
-			snprintf(st->end_msg, sizeof st->end_msg, "%s",
-			         m ? m : "");
-		}
-	} else {
-		rc = take_event(st, msg);
-	}
-	json_decref(msg);
-	return rc;
-}
-
 static int sink(void *ctx, const unsigned char *p, size_t n)
 {
 	struct exec_state *st = ctx;
-	int rc = tb_frame_feed(&st->reader, p, n, on_frame, st);
 
-	if (rc != 0)
-		st->fail = rc;
-	return rc;
+	return tb_pstream_feed(&st->ps, p, n);
 }
 
 /* Kills the process through envd's SendSignal RPC (SIGKILL). */
@@ -226,7 +54,7 @@ static void kill_process(struct exec_state *st)
 	char *url = tb_envd_url(conn, "/process.Process/SendSignal");
 	int rc;
 
-	if (!st->pid || !url || tb_envd_headers(conn, &headers) != 0 ||
+	if (!st->ps.pid || !url || tb_envd_headers(conn, &headers) != 0 ||
 	    tb_http_header(&headers, "Content-Type", "application/json") ||
 	    tb_http_header(&headers, "Connect-Protocol-Version", "1")) {
 		free(url);
@@ -235,7 +63,7 @@ static void kill_process(struct exec_state *st)
 	}
 	snprintf(body, sizeof body,
 	         "{\"process\":{\"pid\":%lu},\"signal\":\"SIGNAL_SIGKILL\"}",
-	         st->pid);
+	         st->ps.pid);
 	req.method = "POST";
 	req.url = url;
 	req.headers = headers;
@@ -249,8 +77,8 @@ static void kill_process(struct exec_state *st)
 	/* A process that already ended is not found: that is fine. */
 	if (rc != TASKBOX_OK && rc != TASKBOX_E_NOT_FOUND) {
 		snprintf(line, sizeof line, "sandbox %s: killing pid %lu: %s",
-		         conn->id, st->pid, err);
-		st->host->log(TASKBOX_LOG_WARN, TB_E2B_NAME, line);
+		         conn->id, st->ps.pid, err);
+		st->conn->inst->host->log(TASKBOX_LOG_WARN, TB_E2B_NAME, line);
 	}
 	tb_http_resp_free(&resp);
 	curl_slist_free_all(headers);
@@ -270,7 +98,7 @@ static int tick(void *ctx)
 	now = now_ms();
 	if (!st->timed_out && now >= st->deadline) {
 		st->timed_out = 1;
-		if (!st->pid)
+		if (!st->ps.pid)
 			return TASKBOX_E_TIMEOUT;
 		kill_process(st);
 		st->grace_end = now_ms() + TB_EXEC_GRACE_MS;
@@ -338,11 +166,11 @@ static int outcome(struct exec_state *st, int rc, struct tb_http_resp *resp,
 	if (rc == TASKBOX_E_CANCELLED)
 		return tb_e2b_fail(errbuf, errlen, NULL, NULL, rc,
 		                   "exec: cancelled; the process was killed");
-	if (st->timed_out && st->pid &&
+	if (st->timed_out && st->ps.pid &&
 	    (rc == TASKBOX_OK || rc == TASKBOX_E_TIMEOUT)) {
-		if (!st->ended)
-			st->res->exit_code = -1;
-		st->res->timed_out = 1;
+		if (!st->ps.ended)
+			st->ps.res->exit_code = -1;
+		st->ps.res->timed_out = 1;
 		return TASKBOX_OK;
 	}
 	if (rc == TASKBOX_E_TIMEOUT)
@@ -350,10 +178,10 @@ static int outcome(struct exec_state *st, int rc, struct tb_http_resp *resp,
 		                   "exec: envd did not start the process "
 		                   "within %u ms",
 		                   (unsigned)st->req->timeout_ms);
-	if (st->fail)
-		return tb_e2b_fail(errbuf, errlen, NULL, NULL, st->fail,
+	if (st->ps.fail)
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL, st->ps.fail,
 		                   "exec: %s",
-		                   st->fail == TASKBOX_E_NOMEM
+		                   st->ps.fail == TASKBOX_E_NOMEM
 		                       ? "out of memory"
 		                       : "malformed Connect stream from envd");
 	if (rc != TASKBOX_OK)
@@ -361,19 +189,19 @@ static int outcome(struct exec_state *st, int rc, struct tb_http_resp *resp,
 	if (resp->status != 200)
 		return tb_http_fail(conn->inst, conn->access_token, resp, 1,
 		                    "exec", errbuf, errlen);
-	if (st->stream_error &&
-	    strcmp(st->end_code, "deadline_exceeded") == 0 && st->pid) {
-		if (!st->ended)
-			st->res->exit_code = -1;
-		st->res->timed_out = 1;
+	if (st->ps.stream_error &&
+	    strcmp(st->ps.end_code, "deadline_exceeded") == 0 && st->ps.pid) {
+		if (!st->ps.ended)
+			st->ps.res->exit_code = -1;
+		st->ps.res->timed_out = 1;
 		return TASKBOX_OK;
 	}
-	if (st->stream_error)
-		return tb_e2b_fail(errbuf, errlen, conn->inst->api_key,
-		                   conn->access_token,
-		                   tb_e2b_connect_code(st->end_code),
-		                   "exec: %s: %s", st->end_code, st->end_msg);
-	if (!st->ended || !st->stream_done || tb_frame_pending(&st->reader))
+	if (st->ps.stream_error)
+		return tb_e2b_fail(
+		    errbuf, errlen, conn->inst->api_key, conn->access_token,
+		    tb_e2b_connect_code(st->ps.end_code), "exec: %s: %s",
+		    st->ps.end_code, st->ps.end_msg);
+	if (!tb_pstream_complete(&st->ps))
 		return tb_e2b_fail(
 		    errbuf, errlen, NULL, NULL, TASKBOX_E_PROTOCOL,
 		    "exec: the stream ended before the process's "
@@ -404,10 +232,7 @@ int tb_envd_exec(struct tb_e2b_conn *conn, const struct taskbox_exec_req *req,
 	memset(&st, 0, sizeof st);
 	st.conn = conn;
 	st.req = req;
-	st.res = res;
-	st.host = conn->inst->host;
-	res->exit_code = -1;
-	tb_frame_reader_init(&st.reader, TB_EXEC_MAX_FRAME);
+	tb_pstream_init(&st.ps, conn->inst->host, res, req->output_limit);
 	json = start_request(req, errbuf, errlen, &rc);
 	if (!json)
 		goto out;
@@ -439,7 +264,7 @@ int tb_envd_exec(struct tb_e2b_conn *conn, const struct taskbox_exec_req *req,
 	rc = tb_http_run(conn->inst, &hreq, &resp, errbuf, errlen);
 	rc = outcome(&st, rc, &resp, errbuf, errlen);
 out:
-	tb_frame_reader_free(&st.reader);
+	tb_pstream_free(&st.ps);
 	tb_http_resp_free(&resp);
 	curl_slist_free_all(headers);
 	free(frame);

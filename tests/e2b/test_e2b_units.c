@@ -185,3 +185,117 @@ Test(e2b_misc, ids_and_versions)
 	cr_assert_eq(tb_e2b_version_cmp("0.5.7", "0.5.7"), 0);
 	cr_assert_gt(tb_e2b_version_cmp("0.10.0", "0.5.7"), 0);
 }
+
+static const struct taskbox_host test_host = {
+    TASKBOX_ABI_MAJOR,
+    TASKBOX_ABI_MINOR,
+    sizeof(struct taskbox_host),
+    malloc,
+    realloc,
+    free,
+    NULL,
+};
+
+/* Feeds "flags:json" messages, each in its own envelope. */
+static int feed(struct tb_pstream *ps, const char *const *msgs)
+{
+	int rc = 0;
+
+	for (; *msgs && rc == 0; msgs++) {
+		unsigned char *f;
+		size_t n;
+		cr_assert_eq(tb_frame_encode((unsigned)((*msgs)[0] - '0'),
+		                             *msgs + 2, strlen(*msgs + 2), &f,
+		                             &n),
+		             0);
+		rc = tb_pstream_feed(ps, f, n);
+		free(f);
+	}
+	return rc;
+}
+
+Test(e2b_pstream, output_and_exit_code_from_the_events)
+{
+	const char *const msgs[] = {
+	    "0:{\"event\":{\"start\":{\"pid\":42}}}",
+	    "0:{\"event\":{\"data\":{\"stdout\":\"aGVsbG8K\"}}}",
+	    "0:{\"event\":{\"keepalive\":{}}}",
+	    "0:{\"event\":{\"data\":{\"stderr\":\"b29wcw==\"}}}",
+	    "0:{\"event\":{\"end\":{\"exitCode\":3,\"exited\":true,"
+	    "\"status\":\"exit status 3\"}}}",
+	    "2:{}",
+	    NULL};
+	struct taskbox_exec_result res = {0};
+	struct tb_pstream ps;
+
+	tb_pstream_init(&ps, &test_host, &res, 0);
+	cr_assert_eq(feed(&ps, msgs), 0);
+	cr_assert(tb_pstream_complete(&ps));
+	cr_assert_eq(ps.pid, 42);
+	cr_assert_eq(res.exit_code, 3);
+	cr_assert_eq(res.out.len, 6);
+	cr_assert_eq(memcmp(res.out.data, "hello\n", 6), 0);
+	cr_assert_eq(res.err.len, 4);
+	tb_pstream_free(&ps);
+	free(res.out.data);
+	free(res.err.data);
+}
+
+Test(e2b_pstream, zero_values_are_absent_and_signals_are_128_plus_n)
+{
+	const char *const ok[] = {
+	    "0:{\"event\":{\"end\":{\"exited\":true,\"status\":\"exit status "
+	    "0\"}}}",
+	    "2:{}", NULL};
+	const char *const killed[] = {
+	    "0:{\"event\":{\"end\":{\"exitCode\":-1,\"status\":\"signal: "
+	    "killed\"}}}",
+	    "2:{}", NULL};
+	struct taskbox_exec_result res = {0};
+	struct tb_pstream ps;
+
+	tb_pstream_init(&ps, &test_host, &res, 0);
+	cr_assert_eq(feed(&ps, ok), 0);
+	cr_assert_eq(res.exit_code, 0);
+	tb_pstream_free(&ps);
+	tb_pstream_init(&ps, &test_host, &res, 0);
+	cr_assert_eq(feed(&ps, killed), 0);
+	cr_assert_eq(res.exit_code, 137);
+	tb_pstream_free(&ps);
+}
+
+Test(e2b_pstream, limits_errors_and_junk)
+{
+	const char *const big[] = {
+	    "0:{\"event\":{\"data\":{\"stdout\":\"MDEyMzQ1Njc4OQ==\"}}}", NULL};
+	const char *const failed[] = {
+	    "2:{\"error\":{\"code\":\"invalid_argument\",\"message\":\"cwd "
+	    "'/x' does not exist\"}}",
+	    NULL};
+	const char *const after_end[] = {"2:{}", "0:{\"event\":{}}", NULL};
+	const char *const compressed[] = {"1:{}", NULL};
+	struct taskbox_exec_result res = {0};
+	struct tb_pstream ps;
+
+	tb_pstream_init(&ps, &test_host, &res, 4);
+	cr_assert_eq(feed(&ps, big), 0);
+	cr_assert_eq(res.out.len, 4);
+	cr_assert(res.out_truncated);
+	tb_pstream_free(&ps);
+	free(res.out.data);
+	memset(&res, 0, sizeof res);
+
+	tb_pstream_init(&ps, &test_host, &res, 0);
+	cr_assert_eq(feed(&ps, failed), 0);
+	cr_assert(ps.stream_error);
+	cr_assert_str_eq(ps.end_code, "invalid_argument");
+	cr_assert_not(tb_pstream_complete(&ps));
+	tb_pstream_free(&ps);
+
+	tb_pstream_init(&ps, &test_host, &res, 0);
+	cr_assert_eq(feed(&ps, after_end), TASKBOX_E_PROTOCOL);
+	tb_pstream_free(&ps);
+	tb_pstream_init(&ps, &test_host, &res, 0);
+	cr_assert_eq(feed(&ps, compressed), TASKBOX_E_PROTOCOL);
+	tb_pstream_free(&ps);
+}
