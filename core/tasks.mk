@@ -63,3 +63,6 @@ tests_unit_test_tool_args_LDADD = $(tasks_unit_ldadd)
 # per provider) and the demo session.
 EXTRA_DIST += tests/contract/suite.mjs tests/contract/providers/local.mjs \
 	tests/contract/local.test.mjs tests/demo/session.mjs tests/demo/run.sh
+if INTEGRATION_TESTS
+TESTS += tests/contract/local.test.mjs
+endif
