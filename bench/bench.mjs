@@ -54,7 +54,12 @@ function machine() {
 
 // One measured (or warm-up) run of the latency and throughput figures.
 async function oneRun(ctx) {
-  return [await latencyRound(ctx), await throughputRound(ctx)];
+  const t0 = machineTicks();
+  const recs = [await latencyRound(ctx), await throughputRound(ctx)];
+  const t1 = machineTicks();
+  recs[1].set("machine busy % during the run (all cores, all users)", (100 * (t1.busy - t0.busy)) / (t1.total - t0.total));
+  recs[1].set("load average (1 min) at the end of the run", loadAverage()[0]);
+  return recs;
 }
 
 // Merges a run's records into its samples, figures and pairwise ratios.
@@ -154,7 +159,7 @@ async function main() {
       "Per run: 5 connects of taskbox and of the echo loop, 1 of DesktopCommander; 200 pings of each server, interleaved in blocks of 20; 12 `sh -c true` spawns, start_task and start_process calls interleaved in blocks of 4 (commands `echo ready; exec sleep N`); 40 get_task / read_process_output (`timeout_ms: 0`) calls cycling over those running tasks, and 40 on a finished `echo done`, interleaved in blocks of 10 with 40 taskbox pings (the ping that get_task is compared with is the one measured beside it); then cancel_task / force_terminate of the 12 (blocks of 5). The warm-up run is the same at a quarter of the counts and with 128 MiB instead of 1 GiB.",
       "`sh -c true` is spawned with node's `child_process.spawn` and timed to its exit, with the same timer. Interleaved with the starts, two diagnostics of start_task's cost are spawned the same way: `python3 -I -S -c pass` (the interpreter alone) and the supervisor's `start` verb run directly on a scratch root (no server, no provider).",
       "Scale, after the runs above: one sandbox grown once to 1, then 16, then 128 running `exec sleep N` tasks; at each level, after 50 warm-up calls, each of the runs takes 200 get_task calls cycling over the tasks (p50, p99) interleaved with 200 pings, the server's VmRSS, and the summed utime+stime of the supervisors (the parents of the task processes, from /proc/PID/stat) over a 2 s window while the tasks sleep, in % of one core.",
-      "Throughput: `sh -c 'head -c 1073741824 /dev/zero | cat >/dev/null'` timed to its exit, then a task `head -c 1073741824 /dev/zero` timed from the start_task call to the first get_task (polled every 2 ms, `limit: 1`) that reports a terminal state.",
+      "Throughput: `sh -c 'head -c 1073741824 /dev/zero | cat >/dev/null'` timed to its exit, then a task `head -c 1073741824 /dev/zero` timed from the start_task call to the first get_task (polled every 10 ms, `limit: 1`, so the polls take little CPU from the drain) that reports a terminal state.",
       "Idle RSS: VmRSS of the server process after connect, tools/list and one ping (DesktopCommander: after 200 ms more).",
     ],
     notes,

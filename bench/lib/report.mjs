@@ -37,6 +37,9 @@ const PANELS = [
   },
 ];
 
+// One distinct colour per series of a panel.
+const COLORS = ["#000000", "#e41a1c", "#377eb8", "#4daf4a", "#984ea3", "#ff7f00", "#a65628", "#f781bf", "#999999", "#17becf"];
+
 // Writes latency.dat (one gnuplot index per series: sorted ms and the
 // cumulative fraction) and renders latency.png when gnuplot is there.
 function chart(dir, pooled) {
@@ -49,7 +52,8 @@ function chart(dir, pooled) {
       if (!s || s.length === 0) continue;
       const sorted = [...s].sort((a, b) => a - b);
       const rows = sorted.map((ms, i) => `${ms.toFixed(4)} ${((i + 1) / sorted.length).toFixed(5)}`);
-      cmds.push(`'latency.dat' index ${blocks.length} using 1:2 with steps lw 2 title '${name} (n=${s.length})' noenhanced`);
+      const color = COLORS[cmds.length % COLORS.length];
+      cmds.push(`'latency.dat' index ${blocks.length} using 1:2 with steps lw 2 lc rgb '${color}' title '${name} (n=${s.length})' noenhanced`);
       blocks.push(`# ${name}\n${rows.join("\n")}`);
     }
     plots.push({ title: panel.title, cmds });
@@ -113,6 +117,7 @@ export function writeResults(dir, meta, runs, sum) {
     ["Scale: one sandbox with N running, idle tasks", (k) => /with \d+ /.test(k)],
     ["Throughput", (k) => /MiB\/s|1 GiB/.test(k)],
     ["Fidelity", (k) => /left alive/.test(k)],
+    ["Load on the machine during each run", (k) => /busy|load average/.test(k)],
   ];
   for (const [title, pick] of sections) {
     md.push("", `## ${title}`, "", row(["figure", "median", "min", "max"]), row(["---", "---:", "---:", "---:"]));

@@ -85,7 +85,7 @@ export async function throughputRound(ctx) {
       last = await waitFor("the 1 GiB task", async () => {
         const v = sc(await tb.call("get_task", args));
         return v.state !== "running" ? v : null;
-      }, 2, 600000);
+      }, 10, 600000);
     const terminalS = (performance.now() - t1) / 1000;
     if (last.state !== "succeeded") throw new Error(`1 GiB task ended ${last.state}`);
     rec.set("1 GiB task: time to terminal state (s)", terminalS);
