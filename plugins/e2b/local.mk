@@ -47,6 +47,8 @@ TESTS += tests/e2b/sdk-fidelity.test.mjs tests/e2b/plugin.test.mjs
 endif
 EXTRA_DIST += tests/e2b/sdk-fidelity.test.mjs tests/e2b/plugin.test.mjs
 
-# The provider contract suite on this provider, against the fake. It joins
-# TESTS together with the local provider's run of the suite.
+# The provider contract suite on this provider, against the fake.
 EXTRA_DIST += tests/contract/providers/e2b.mjs tests/contract/e2b.test.mjs
+if INTEGRATION_TESTS
+TESTS += tests/contract/e2b.test.mjs
+endif
