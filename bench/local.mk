@@ -12,4 +12,9 @@ EXTRA_DIST += \
 	bench/lib/servers.mjs \
 	bench/lib/stats.mjs \
 	bench/package.json \
-	bench/package-lock.json
+	bench/package-lock.json \
+	bench/results/RESULTS.md \
+	bench/results/FINDINGS.md \
+	bench/results/results.json \
+	bench/results/latency.dat \
+	bench/results/latency.png

@@ -103,6 +103,7 @@ export function writeResults(dir, meta, runs, sum) {
     `the whole machine was ${fmt(meta.busyPercent)}% busy during the run (all cores; other work on the machine included)`);
   md.push(`- run time ${fmt(meta.seconds)} s`, "");
   md.push("## Budgets (from the design)", "");
+  md.push("A budget passes when its median across runs meets the limit; \"worst run\" says whether the worst single run met it too.", "");
   md.push(row(["budget", "measured: median", "min", "max", "limit", "verdict", "worst run"]));
   md.push(row(["---", "---:", "---:", "---:", "---:", "---", "---"]));
   for (const b of sum.budgets)
