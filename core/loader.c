@@ -389,7 +389,8 @@ static void foreach_in_dir(const char *dir,
 		n++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof *names, compare_names);
+	if (n > 1)
+		qsort(names, n, sizeof *names, compare_names);
 	for (size_t i = 0; i < n; i++) {
 		char *mod = module_name(names[i]);
 		int shadowed = 0;
