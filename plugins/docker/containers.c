@@ -1,9 +1,7 @@
 /* docker provider: sandboxes as containers: create, connect, destroy, and
  * lifetimes. A sandbox is a container labelled as taskbox's, running an
  * idle command under the engine's init. Its deadline, home and user ids
- * live in a root-owned state file inside it (labels cannot change, and a
- * renewal must survive the server); expired sandboxes are removed when
- * an instance starts, on every create, and on connect. */
+ * live in a root-owned state file inside it (lifetime.c). */
 #include "config.h"
 
 #include <ctype.h>
@@ -14,7 +12,7 @@
 
 #include "docker.h"
 
-static int valid_id(const char *id)
+int tb_dk_valid_id(const char *id)
 {
 	size_t n = 0;
 
@@ -29,69 +27,6 @@ static int bad_id(char *errbuf, size_t errlen)
 {
 	return tb_dk_fail(TASKBOX_E_INVALID, errbuf, errlen,
 	                  "docker sandbox ids are 64 lowercase hex digits");
-}
-
-/* Writes the state file with the given values. */
-static int write_state(struct tb_dk *dk, const char *id, int64_t deadline,
-                       const char *home, long uid, long gid, char *errbuf,
-                       size_t errlen)
-{
-	json_t *j = json_pack("{sI sI ss sI sI}", "format", (json_int_t)1,
-	                      "deadline", (json_int_t)deadline, "home", home,
-	                      "uid", (json_int_t)uid, "gid", (json_int_t)gid);
-	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	int code;
-
-	json_decref(j);
-	if (!text)
-		return tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
-	code = tb_dk_put_file(dk, id, TB_DK_STATE_DIR, TB_DK_STATE_NAME, text,
-	                      strlen(text), 0644, 0, 0, errbuf, errlen);
-	free(text);
-	return code;
-}
-
-struct state {
-	int64_t deadline;
-	char *home;
-	long uid, gid;
-};
-
-static int read_state(struct tb_dk *dk, const char *id, struct state *st,
-                      char *errbuf, size_t errlen)
-{
-	char *text = NULL;
-	size_t len = 0;
-	json_t *j;
-	int code;
-
-	memset(st, 0, sizeof(*st));
-	code = tb_dk_read_small(dk, id, TB_DK_STATE_PATH, 65536, &text, &len,
-	                        errbuf, errlen);
-	if (code == TASKBOX_E_NOT_FOUND)
-		return tb_dk_fail(TASKBOX_E_PROTOCOL, errbuf, errlen,
-		                  "sandbox %.12s has no %s (not made by this "
-		                  "plugin, or damaged)",
-		                  id, TB_DK_STATE_PATH);
-	if (code != TASKBOX_OK)
-		return code;
-	j = json_loadb(text, len, 0, NULL);
-	free(text);
-	if (!json_is_integer(json_object_get(j, "deadline")) ||
-	    !json_is_string(json_object_get(j, "home"))) {
-		json_decref(j);
-		return tb_dk_fail(TASKBOX_E_PROTOCOL, errbuf, errlen,
-		                  "sandbox %.12s: malformed %s", id,
-		                  TB_DK_STATE_PATH);
-	}
-	st->deadline = json_integer_value(json_object_get(j, "deadline"));
-	st->uid = (long)json_integer_value(json_object_get(j, "uid"));
-	st->gid = (long)json_integer_value(json_object_get(j, "gid"));
-	st->home = strdup(json_string_value(json_object_get(j, "home")));
-	json_decref(j);
-	if (!st->home)
-		return tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
-	return TASKBOX_OK;
 }
 
 /* GET /containers/ID/json into *out (a jansson object the caller frees). */
@@ -160,8 +95,7 @@ static int simple(struct tb_dk *dk, const char *method, const char *path,
 	return code;
 }
 
-static int remove_container(struct tb_dk *dk, const char *id, char *errbuf,
-                            size_t errlen)
+int tb_dk_remove(struct tb_dk *dk, const char *id, char *errbuf, size_t errlen)
 {
 	char path[128];
 
@@ -342,7 +276,7 @@ int tb_dk_create(void *instance, const struct taskbox_create_req *req, char *id,
 	             ? json_string_value(json_object_get(ans, "Id"))
 	             : "");
 	json_decref(ans);
-	if (!valid_id(cid))
+	if (!tb_dk_valid_id(cid))
 		return tb_dk_fail(TASKBOX_E_PROTOCOL, errbuf, errlen,
 		                  "the engine's create gave no 64-hex Id");
 	code = inspect(dk, cid, &info, errbuf, errlen);
@@ -356,8 +290,8 @@ int tb_dk_create(void *instance, const struct taskbox_create_req *req, char *id,
 	code = simple(dk, "POST", path, "cannot start the sandbox", errbuf,
 	              errlen);
 	if (code == TASKBOX_OK)
-		code = write_state(dk, cid, deadline, home, uid, gid, errbuf,
-		                   errlen);
+		code = tb_dk_write_state(dk, cid, deadline, home, uid, gid,
+		                         errbuf, errlen);
 	if (code != TASKBOX_OK)
 		goto fail;
 	free(home);
@@ -365,7 +299,7 @@ int tb_dk_create(void *instance, const struct taskbox_create_req *req, char *id,
 	return TASKBOX_OK;
 fail:
 	free(home);
-	remove_container(dk, cid, what, sizeof(what));
+	tb_dk_remove(dk, cid, what, sizeof(what));
 	return code;
 }
 
@@ -399,11 +333,11 @@ int tb_dk_connect(void *instance, const char *sandbox_id, void **conn,
 {
 	struct tb_dk *dk = instance;
 	struct tb_dk_conn *c;
-	struct state st;
+	struct tb_dk_sandbox_state st;
 	json_t *info = NULL, *labels;
 	int code;
 
-	if (!valid_id(sandbox_id))
+	if (!tb_dk_valid_id(sandbox_id))
 		return bad_id(errbuf, errlen);
 	code = inspect(dk, sandbox_id, &info, errbuf, errlen);
 	if (code != TASKBOX_OK)
@@ -415,11 +349,11 @@ int tb_dk_connect(void *instance, const char *sandbox_id, void **conn,
 		                  "container %.12s is not a taskbox sandbox",
 		                  sandbox_id);
 	}
-	code = read_state(dk, sandbox_id, &st, errbuf, errlen);
+	code = tb_dk_read_state(dk, sandbox_id, &st, errbuf, errlen);
 	if (code != TASKBOX_OK)
 		goto out;
 	if (st.deadline <= (int64_t)time(NULL)) {
-		remove_container(dk, sandbox_id, errbuf, errlen);
+		tb_dk_remove(dk, sandbox_id, errbuf, errlen);
 		code = tb_dk_fail(TASKBOX_E_GONE, errbuf, errlen,
 		                  "sandbox %.12s expired and was removed",
 		                  sandbox_id);
@@ -463,81 +397,17 @@ int tb_dk_destroy(void *instance, const char *sandbox_id, char *errbuf,
 	json_t *info = NULL, *labels;
 	int code;
 
-	if (!valid_id(sandbox_id))
+	if (!tb_dk_valid_id(sandbox_id))
 		return bad_id(errbuf, errlen);
 	code = inspect(dk, sandbox_id, &info, errbuf, errlen);
 	if (code != TASKBOX_OK)
 		return code;
 	labels = json_object_get(json_object_get(info, "Config"), "Labels");
 	code = json_is_string(json_object_get(labels, TB_DK_LABEL_OWNER))
-	           ? remove_container(dk, sandbox_id, errbuf, errlen)
+	           ? tb_dk_remove(dk, sandbox_id, errbuf, errlen)
 	           : tb_dk_fail(TASKBOX_E_NOT_FOUND, errbuf, errlen,
 	                        "container %.12s is not a taskbox sandbox",
 	                        sandbox_id);
 	json_decref(info);
 	return code;
-}
-
-int tb_dk_renew(void *conn, uint32_t lifetime_s, char *errbuf, size_t errlen)
-{
-	struct tb_dk_conn *c = conn;
-
-	if (!lifetime_s)
-		return tb_dk_fail(TASKBOX_E_INVALID, errbuf, errlen,
-		                  "renew: lifetime must be at least 1 second");
-	return write_state(c->dk, c->id, (int64_t)time(NULL) + lifetime_s,
-	                   c->home, c->uid, c->gid, errbuf, errlen);
-}
-
-/* Removes id when its effective deadline (state file, else label) passed. */
-static void sweep_one(struct tb_dk *dk, const char *id, int64_t label_dl)
-{
-	char err[TASKBOX_ERRBUF_SIZE], line[TASKBOX_ERRBUF_SIZE + 64];
-	struct state st;
-	int64_t now = (int64_t)time(NULL), dl = label_dl;
-
-	/* Renewals only ever live in the state file: read it only when the
-	 * label's deadline has passed. */
-	if (label_dl > now)
-		return;
-	if (read_state(dk, id, &st, err, sizeof(err)) == TASKBOX_OK)
-		dl = st.deadline;
-	free(st.home);
-	if (dl > now)
-		return;
-	if (remove_container(dk, id, err, sizeof(err)) != TASKBOX_OK &&
-	    dk->host && dk->host->log) {
-		snprintf(line, sizeof(line),
-		         "removing expired sandbox %.12s: %s", id, err);
-		dk->host->log(TASKBOX_LOG_WARN, TB_DK_NAME, line);
-	}
-}
-
-void tb_dk_sweep(struct tb_dk *dk)
-{
-	char err[TASKBOX_ERRBUF_SIZE], path[256], *filters;
-	struct tb_dk_resp r;
-	json_t *list, *item;
-	size_t i;
-
-	filters = tb_dk_escape("{\"label\":[\"" TB_DK_LABEL_OWNER "=1\"]}");
-	if (!filters)
-		return;
-	snprintf(path, sizeof(path), "/containers/json?all=true&filters=%s",
-	         filters);
-	curl_free(filters);
-	if (tb_dk_request(dk, "GET", path, NULL, NULL, 0, &r, err,
-	                  sizeof(err)) != TASKBOX_OK)
-		return;
-	list = r.status == 200 ? json_loadb(r.body, r.len, 0, NULL) : NULL;
-	tb_dk_resp_free(&r);
-	json_array_foreach(list, i, item)
-	{
-		const char *id = json_string_value(json_object_get(item, "Id"));
-		const char *dl = json_string_value(json_object_get(
-		    json_object_get(item, "Labels"), TB_DK_LABEL_DEADLINE));
-		if (id && valid_id(id) && dl)
-			sweep_one(dk, id, strtoll(dl, NULL, 10));
-	}
-	json_decref(list);
 }

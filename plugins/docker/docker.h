@@ -104,6 +104,25 @@ void tb_dk_close(void *conn);
 int tb_dk_destroy(void *instance, const char *sandbox_id, char *errbuf,
                   size_t errlen);
 int tb_dk_renew(void *conn, uint32_t lifetime_s, char *errbuf, size_t errlen);
+/* A sandbox's state file. */
+struct tb_dk_sandbox_state {
+	int64_t deadline;
+	char *home;
+	long uid, gid;
+};
+int tb_dk_valid_id(const char *id);
+/* Forced removal of a container (and its anonymous volumes). */
+int tb_dk_remove(struct tb_dk *dk, const char *id, char *errbuf, size_t errlen);
+
+/* lifetime.c */
+int tb_dk_write_state(struct tb_dk *dk, const char *id, int64_t deadline,
+                      const char *home, long uid, long gid, char *errbuf,
+                      size_t errlen);
+/* Reads the state file; st->home is malloc'd (NULL on failure). */
+int tb_dk_read_state(struct tb_dk *dk, const char *id,
+                     struct tb_dk_sandbox_state *st, char *errbuf,
+                     size_t errlen);
+
 /* What the engine says of a container now. */
 enum tb_dk_state { TB_DK_UNKNOWN, TB_DK_MISSING, TB_DK_RUNNING, TB_DK_STOPPED };
 enum tb_dk_state tb_dk_container_state(struct tb_dk *dk, const char *id);

@@ -2,6 +2,7 @@
 pkglib_LTLIBRARIES += plugins/docker/docker.la
 plugins_docker_docker_la_SOURCES = plugins/docker/docker.c \
 	plugins/docker/transport.c plugins/docker/containers.c \
+	plugins/docker/lifetime.c \
 	plugins/docker/exec.c plugins/docker/archive.c plugins/docker/tar.c \
 	plugins/docker/docker.h
 plugins_docker_docker_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) \
@@ -20,4 +21,11 @@ tests_docker_test_docker_LDADD = $(CRITERION_LIBS) $(PTHREAD_LIBS) -ldl
 EXTRA_DIST += tests/docker/docker.sh tests/docker/engine.sh
 if INTEGRATION_TESTS
 TESTS += tests/docker/docker.sh
+endif
+
+# The provider contract suite on this provider, against the same real
+# engine (tests/contract/providers/docker.mjs starts it).
+EXTRA_DIST += tests/contract/providers/docker.mjs tests/contract/docker.test.mjs
+if INTEGRATION_TESTS
+TESTS += tests/contract/docker.test.mjs
 endif
