@@ -186,7 +186,6 @@ static int stat_by_exec(struct tb_box *box, const char *path,
 {
 	const char *argv[] = {"cat", path, NULL};
 	struct taskbox_exec_result res;
-	uint64_t start;
 	int rc;
 
 	rc = tb_box_exec(box, argv, NULL, 10000, STAT_MAX, NULL, NULL, &res,
@@ -199,13 +198,12 @@ static int stat_by_exec(struct tb_box *box, const char *path,
 		rc = -1;
 	} else if (res.exit_code != 0 || res.out.len == 0) {
 		rc = 0; /* no such process */
-	} else if (tb_proc_stat_starttime((const char *)res.out.data,
-	                                  res.out.len, &start) < 0) {
-		snprintf(err, errlen, "sandbox %s: %s is malformed", box->id,
-		         path);
-		rc = -1;
 	} else {
-		rc = start == rec->supervisor_start;
+		rc = tb_proc_stat_is_live((const char *)res.out.data,
+		                          res.out.len, rec->supervisor_start);
+		if (rc < 0)
+			snprintf(err, errlen, "sandbox %s: %s is malformed",
+			         box->id, path);
 	}
 	tb_exec_result_free(&res);
 	return rc;
@@ -216,18 +214,20 @@ int tb_sup_alive(struct tb_box *box, const struct tb_task_record *rec,
 {
 	char path[64], rerr[TB_ERR_MAX];
 	struct taskbox_buf data;
-	uint64_t size, start;
-	int rc;
+	uint64_t size;
+	int rc, live;
 
 	snprintf(path, sizeof(path), "/proc/%" PRId64 "/stat",
 	         rec->supervisor_pid);
 	rc = tb_box_read(box, path, 0, STAT_MAX, &data, &size, rerr,
 	                 sizeof(rerr));
-	if (rc == TASKBOX_OK && data.len > 0 &&
-	    tb_proc_stat_starttime((const char *)data.data, data.len, &start) ==
-	        0) {
-		tb_buf_free(&data);
-		return start == rec->supervisor_start;
+	if (rc == TASKBOX_OK && data.len > 0) {
+		live = tb_proc_stat_is_live((const char *)data.data, data.len,
+		                            rec->supervisor_start);
+		if (live >= 0) {
+			tb_buf_free(&data);
+			return live;
+		}
 	}
 	tb_buf_free(&data);
 	/* Missing, empty or unreadable through the file API: some providers

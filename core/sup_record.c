@@ -181,3 +181,21 @@ int tb_proc_stat_starttime(const char *line, size_t len, uint64_t *starttime)
 	*starttime = v;
 	return 0;
 }
+
+int tb_proc_stat_is_live(const char *line, size_t len, uint64_t starttime)
+{
+	const char *state = NULL;
+	uint64_t got;
+	size_t i;
+
+	if (tb_proc_stat_starttime(line, len, &got) < 0)
+		return -1;
+	/* Field 3, the state, follows the last ')' and one space; the parse
+	 * above has checked that both are there. */
+	for (i = 0; i < len; i++)
+		if (line[i] == ')')
+			state = line + i + 2;
+	if (*state == 'Z' || *state == 'X' || *state == 'x')
+		return 0;
+	return got == starttime;
+}

@@ -63,4 +63,11 @@ int tb_sup_error_parse(const char *text, size_t len, char *msg, size_t msglen,
  * last ')'. Returns 0, or -1 when the line is malformed. */
 int tb_proc_stat_starttime(const char *line, size_t len, uint64_t *starttime);
 
+/* Whether a /proc/PID/stat line shows the process that started at
+ * starttime, still alive: 1 when its start time matches and it is not a
+ * zombie or dead (state Z or X: a SIGKILLed supervisor stays a zombie, with
+ * its start time, until something reaps it); 0 when not; -1 when the line
+ * is malformed. */
+int tb_proc_stat_is_live(const char *line, size_t len, uint64_t starttime);
+
 #endif /* TB_SUP_RECORD_H */

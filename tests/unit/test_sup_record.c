@@ -173,3 +173,21 @@ Test(proc_stat, reads_this_process)
 	cr_assert_eq(tb_proc_stat_starttime(line, n, &v), 0);
 	cr_assert_gt(v, 0);
 }
+
+Test(proc_stat, live_only_when_start_matches_and_not_a_zombie)
+{
+	const char *run = "42 (a) b) S 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 "
+	                  "20 0 1 0 777 0 0\n";
+	const char *zombie = "42 (sh) Z 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 "
+	                     "20 0 1 0 777 0 0\n";
+	const char *dead = "42 (sh) X 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 "
+	                   "20 0 1 0 777 0 0\n";
+
+	cr_assert_eq(tb_proc_stat_is_live(run, strlen(run), 777), 1);
+	cr_assert_eq(tb_proc_stat_is_live(run, strlen(run), 778), 0,
+	             "a reused pid (another start time) is not the supervisor");
+	cr_assert_eq(tb_proc_stat_is_live(zombie, strlen(zombie), 777), 0,
+	             "a zombie with the right start time is dead");
+	cr_assert_eq(tb_proc_stat_is_live(dead, strlen(dead), 777), 0);
+	cr_assert_eq(tb_proc_stat_is_live("42 (sh", 6, 777), -1);
+}
