@@ -8,7 +8,4 @@ noinst_HEADERS += core/jsonrpc.h core/mcp.h core/mcp_session.h \
 	core/tools_registry.h core/schema.h core/schema_node.h core/workers.h \
 	core/test_tools.h
 
-# main.c serves MCP only in builds that have this protocol core.
-AM_CPPFLAGS += -DTB_WITH_SERVE
-
 include tests/mcp/local.mk

@@ -27,7 +27,7 @@ AM_TESTS_ENVIRONMENT = \
 	TASKBOX_TEST_WRAPPER="$${TASKBOX_TEST_WRAPPER-}"; \
 	export TASKBOX_TEST_WRAPPER;
 
-dist_noinst_SCRIPTS += tests/vg tests/run-all.sh
+dist_noinst_SCRIPTS += tests/vg tests/run-all.sh tests/install-deps.sh
 EXTRA_DIST += tests/package.json tests/package-lock.json tests/lib/client.mjs
 
 # What a Criterion unit test compiles and links with.

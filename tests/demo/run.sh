@@ -1,10 +1,10 @@
 #!/bin/sh
 # Runs the scripted demo session (tests/demo/session.mjs) against a build of
 # taskbox, building one first when needed. Usage: tests/demo/run.sh
-#   TASKBOX_BUILDDIR  a build directory to use (default: build/ in the tree)
+#   TASKBOX_BUILDDIR  a build directory to use (default: build/demo in the tree)
 set -e
 top=$(cd "$(dirname "$0")/../.." && pwd)
-build=${TASKBOX_BUILDDIR:-$top/build}
+build=${TASKBOX_BUILDDIR:-$top/build/demo}
 
 if test ! -x "$build/taskbox" || test ! -d "$build/plugins/local/.libs"; then
 	echo "demo: building taskbox in $build" >&2
