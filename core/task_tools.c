@@ -287,6 +287,13 @@ static int remove_task(tb_call *call, json_t *args, json_t **result)
 		return 1;
 	}
 	tb_sup_remove(&box, task_id, &reply);
+	/* A task whose start was interrupted before its first record leaves
+	 * no record to print back: the directory being gone is the proof. */
+	if (reply.outcome == TB_SUP_UNSURE &&
+	    tb_sup_task_dir_exists(&box, task_id, err, sizeof(err)) == 0) {
+		reply.outcome = TB_SUP_RECORD;
+		reply.rec.state = TB_TASK_UNKNOWN;
+	}
 	tb_box_close(&box);
 	if (reply.outcome != TB_SUP_RECORD) {
 		if (strcmp(reply.code, "running") == 0)

@@ -438,6 +438,11 @@ export function contractSuite(provider) {
       const c = ok(await call(s, "cancel_task", { sandbox_id: sb, task_id: tid }), "cancel_task");
       assert.equal(c.state, "unknown");
       assert.match(c.error, /not confirmed/);
+      // remove_task clears it, and then it is gone.
+      const rm = ok(await call(s, "remove_task", { sandbox_id: sb, task_id: tid }), "remove_task");
+      assert.equal(rm.removed, true);
+      assert.equal(rm.state, "unknown");
+      failure(await call(s, "get_task", { sandbox_id: sb, task_id: tid }), "no such task");
       // A task that never existed is an error naming it.
       const other = "ffeeddccbbaa99887766554433221100";
       const missing = failure(await call(s, "get_task", { sandbox_id: sb, task_id: other }), "no such task");
