@@ -13,6 +13,7 @@
 #include "tasks.h"
 #include "tool.h"
 #include "tool_args.h"
+#include "sandbox_ref.h"
 
 #define FILE_MAX 1048576
 /* Base64 text per exec when the provider has no write_file. */
@@ -23,7 +24,7 @@ static const char *const encodings[] = {"utf-8", "base64", NULL};
 #define SANDBOX_PROP                                                           \
 	"\"sandbox_id\":{\"type\":\"string\",\"minLength\":3,"                 \
 	"\"maxLength\":160,\"pattern\":"                                       \
-	"\"^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,127}$\"}"
+	"\"" TB_SANDBOX_ID_PATTERN "\"}"
 #define PATH_PROP                                                              \
 	"\"path\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4096,"    \
 	"\"description\":\"Absolute, or relative to the sandbox's home.\"}"

@@ -11,6 +11,7 @@
 #include "tasks.h"
 #include "tool.h"
 #include "tool_args.h"
+#include "sandbox_ref.h"
 
 /* Bytes kept per stream; the rest is drained and reported as truncated. */
 #define RUN_OUTPUT_LIMIT 65536
@@ -21,7 +22,7 @@ static const char run_input[] =
     "\"command\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":65536,"
     "\"description\":\"Shell command line, run with sh -c.\"},"
     "\"sandbox_id\":{\"type\":\"string\",\"minLength\":3,\"maxLength\":160,"
-    "\"pattern\":\"^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,127}$\"},"
+    "\"pattern\":\"" TB_SANDBOX_ID_PATTERN "\"},"
     "\"cwd\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4096},"
     "\"timeout\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":3600,"
     "\"default\":60,\"description\":\"Seconds before the command is "

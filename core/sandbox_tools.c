@@ -10,6 +10,7 @@
 #include "tasks.h"
 #include "tool.h"
 #include "tool_args.h"
+#include "sandbox_ref.h"
 
 int tb_sandbox_create(const struct tb_instance *inst, const char *template_name,
                       uint32_t lifetime_s, char *id, char *err, size_t errlen)
@@ -105,7 +106,7 @@ static const char kill_input[] =
     "{\"type\":\"object\",\"additionalProperties\":false,"
     "\"required\":[\"sandbox_id\"],\"properties\":{\"sandbox_id\":{"
     "\"type\":\"string\",\"minLength\":3,\"maxLength\":160,\"pattern\":"
-    "\"^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,127}$\"}}}";
+    "\"" TB_SANDBOX_ID_PATTERN "\"}}}";
 
 static const char kill_output[] =
     "{\"type\":\"object\",\"properties\":{"

@@ -11,6 +11,7 @@
 #include "tasks.h"
 #include "tool.h"
 #include "tool_args.h"
+#include "sandbox_ref.h"
 
 /* Encoded command + cwd, as JSON with every non-ASCII character escaped,
  * may not exceed this before anything reaches a provider. */
@@ -19,7 +20,7 @@
 
 #define SANDBOX_ID_SCHEMA                                                      \
 	"{\"type\":\"string\",\"minLength\":3,\"maxLength\":160,"              \
-	"\"pattern\":\"^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,127}$\","       \
+	"\"pattern\":\"" TB_SANDBOX_ID_PATTERN "\","                           \
 	"\"description\":\"The sandbox, as create_sandbox returned it.\"}"
 #define TASK_ID_SCHEMA                                                         \
 	"{\"type\":\"string\",\"pattern\":\"^[0-9a-f]{32}$\","                 \
