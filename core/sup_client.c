@@ -109,6 +109,48 @@ void tb_sup_start(struct tb_box *box, const char *task_id, const char *command,
 	run_verb(box, argv, task_id, VERB_TIMEOUT_MS, reply);
 }
 
+int tb_sup_list(struct tb_box *box, json_t **tasks, char *err, size_t errlen)
+{
+	const char *argv[] = {SUP_ARGV, "list", "--root", TB_TASK_ROOT, NULL};
+	struct taskbox_exec_result res;
+	char msg[TB_ERR_MAX], code[16];
+	json_t *doc = NULL;
+	int rc;
+
+	*tasks = NULL;
+	rc = tb_box_exec(box, argv, NULL, VERB_TIMEOUT_MS, VERB_OUTPUT_LIMIT,
+	                 NULL, NULL, &res, err, errlen);
+	if (rc != TASKBOX_OK)
+		goto out;
+	if (res.timed_out) {
+		snprintf(err, errlen,
+		         "the supervisor's list did not answer within %u s",
+		         VERB_TIMEOUT_MS / 1000);
+		goto out;
+	}
+	if (res.out.data &&
+	    tb_sup_error_parse((const char *)res.out.data, res.out.len, msg,
+	                       sizeof(msg), code, sizeof(code)) == 0) {
+		snprintf(err, errlen, "the supervisor's list refused: %s", msg);
+		goto out;
+	}
+	if (res.out.data)
+		doc = json_loadb((const char *)res.out.data, res.out.len, 0,
+		                 NULL);
+	if (!json_is_array(json_object_get(doc, "tasks"))) {
+		snprintf(err, errlen,
+		         "the supervisor's list exited with %d and printed no "
+		         "task list",
+		         res.exit_code);
+		goto out;
+	}
+	*tasks = json_incref(json_object_get(doc, "tasks"));
+out:
+	json_decref(doc);
+	tb_exec_result_free(&res);
+	return *tasks ? 0 : -1;
+}
+
 void tb_sup_cancel(struct tb_box *box, const char *task_id,
                    struct tb_sup_reply *reply)
 {

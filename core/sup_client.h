@@ -43,6 +43,11 @@ void tb_sup_cancel(struct tb_box *box, const char *task_id,
 void tb_sup_remove(struct tb_box *box, const char *task_id,
                    struct tb_sup_reply *reply);
 
+/* `list`: every task directory's record as the supervisor printed it,
+ * newest first. Returns 0 with *tasks (a new JSON array), or -1 with the
+ * reason in err. */
+int tb_sup_list(struct tb_box *box, json_t **tasks, char *err, size_t errlen);
+
 /* Reads status.json of a task. Returns TASKBOX_OK with *rec filled,
  * TASKBOX_E_NOT_FOUND when there is no record, or another status with the
  * reason in err (a record that does not parse is TASKBOX_E_PROTOCOL). */
