@@ -8,6 +8,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "mcp_session.h"
+#include "mcp_tasks.h"
 
 const char *const tb_mcp_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
                                        "2024-11-05", NULL};
@@ -102,6 +103,9 @@ static json_t *initialize(struct tb_mcp *s, json_t *id, json_t *params)
 	json_t *result = json_pack("{s:s,s:{s:{s:b}},s:o}", "protocolVersion",
 	                           chosen, "capabilities", "tools",
 	                           "listChanged", 0, "serverInfo", info);
+	if (result && tb_mcp_tasks_enabled(s))
+		json_object_set_new(json_object_get(result, "capabilities"),
+		                    "tasks", tb_mcp_tasks_capability());
 	return tb_rpc_result(id, result);
 }
 
@@ -165,6 +169,8 @@ static void request(struct tb_mcp *s, struct tb_rpc_msg *m)
 		tb_mcp_tools_list(s, m->id, m->params);
 	} else if (strcmp(m->method, "tools/call") == 0) {
 		tb_mcp_tools_call(s, m->id, key, m->params);
+	} else if (tb_mcp_tasks_request(s, m->id, key, m->method, m->params)) {
+		/* answered or handed off */
 	} else {
 		reply = tb_rpc_error(m->id, TB_RPC_METHOD_NOT_FOUND,
 		                     "Method not found: %.64s", m->method);

@@ -22,12 +22,18 @@ struct tb_mcp {
 	int shutting_down;          /* atomic */
 };
 
+/* A request other than a tool's handler run on a worker (the tasks/...
+ * methods, a task-augmented tools/call): returns the whole response
+ * message for c->id, or NULL when out of memory. */
+typedef json_t *(*tb_call_job)(struct tb_call *c);
+
 struct tb_call {
 	struct tb_mcp *session;
-	const struct tb_tool_entry *tool;
+	const struct tb_tool_entry *tool; /* NULL for a job without a tool */
+	tb_call_job job;                  /* NULL: run tool's handler */
 	json_t *id;
 	char *id_key;
-	json_t *args;
+	json_t *args;           /* the tool's arguments, or a job's params */
 	json_t *progress_token; /* or NULL */
 	pthread_mutex_t lock;   /* with wake: tb_call_sleep */
 	pthread_cond_t wake;
@@ -57,6 +63,16 @@ struct tb_call *tb_call_new(struct tb_mcp *s, const struct tb_tool_entry *tool,
                             json_t *id, const char *id_key, json_t *args,
                             json_t *progress_token);
 void tb_call_run(void *call);
+
+/* Puts c on the in-flight list and hands it to the pool (or runs it
+ * inline without one); answers a busy error itself when the pool is
+ * full. Takes ownership of c. */
+void tb_call_submit(struct tb_call *c);
+
+/* The CallToolResult for a handler's output: structuredContent (on
+ * success, where the version has it) and the same JSON as a text block.
+ * Steals out. */
+json_t *tb_call_tool_result(const struct tb_call *c, json_t *out, bool error);
 
 /* Takes c off the in-flight list; returns true when the client cancelled
  * it (so no answer is due). */

@@ -7,9 +7,8 @@
 #include <string.h>
 
 #include "jsonrpc.h"
-#include "log.h"
 #include "mcp_session.h"
-#include "workers.h"
+#include "mcp_tasks.h"
 
 #define PAGE_SIZE 100
 
@@ -85,13 +84,27 @@ void tb_mcp_tools_list(struct tb_mcp *s, json_t *id, json_t *params)
 /* Checks tools/call params; returns an error response or NULL. */
 static json_t *bad_params(struct tb_mcp *s, json_t *id, json_t *params,
                           const struct tb_tool_entry **tool, json_t **args,
-                          json_t **token)
+                          json_t **token, json_t **task)
 {
 	json_t *name = json_object_get(params, "name");
 	json_t *meta = json_object_get(params, "_meta");
 
 	*args = json_object_get(params, "arguments");
 	*token = json_object_get(meta, "progressToken");
+	/* Without the tasks utility, 'task' is ignored (the spec says so). */
+	*task =
+	    tb_mcp_tasks_enabled(s) ? json_object_get(params, "task") : NULL;
+	if (*task && !json_is_object(*task))
+		return tb_rpc_error(id, TB_RPC_INVALID_PARAMS,
+		                    "Invalid params: field 'task' must be an "
+		                    "object");
+	json_t *ttl = json_object_get(*task, "ttl");
+	if (ttl && !json_is_null(ttl) &&
+	    (!json_is_number(ttl) || json_number_value(ttl) < 0))
+		return tb_rpc_error(
+		    id, TB_RPC_INVALID_PARAMS,
+		    "Invalid params: field 'task.ttl' must be a "
+		    "number of milliseconds, 0 or more");
 	if (!json_is_string(name))
 		return tb_rpc_error(id, TB_RPC_INVALID_PARAMS,
 		                    "Invalid params: field 'name' must be a "
@@ -121,8 +134,8 @@ void tb_mcp_tools_call(struct tb_mcp *s, json_t *id, const char *id_key,
                        json_t *params)
 {
 	const struct tb_tool_entry *tool = NULL;
-	json_t *args, *token;
-	json_t *err = bad_params(s, id, params, &tool, &args, &token);
+	json_t *args, *token, *task;
+	json_t *err = bad_params(s, id, params, &tool, &args, &token, &task);
 
 	if (err) {
 		tb_mcp_send(s, err);
@@ -131,6 +144,11 @@ void tb_mcp_tools_call(struct tb_mcp *s, json_t *id, const char *id_key,
 	/* The handler may change args (and it must not change the request). */
 	json_t *copy =
 	    json_is_object(args) ? json_deep_copy(args) : json_object();
+	if (copy && task) {
+		tb_mcp_tasks_call(s, id, id_key, tool, copy, token);
+		json_decref(copy);
+		return;
+	}
 	struct tb_call *c =
 	    copy ? tb_call_new(s, tool, id, id_key, copy, token) : NULL;
 	json_decref(copy);
@@ -139,23 +157,5 @@ void tb_mcp_tools_call(struct tb_mcp *s, json_t *id, const char *id_key,
 		                            "Internal error: out of memory"));
 		return;
 	}
-	pthread_mutex_lock(&s->calls_lock);
-	c->next = s->calls;
-	s->calls = c;
-	pthread_mutex_unlock(&s->calls_lock);
-	if (!s->opts.pool) {
-		tb_call_run(c);
-		return;
-	}
-	if (tb_workers_submit(s->opts.pool, tb_call_run, c) == 0)
-		return;
-	tb_call_unlink(c);
-	tb_call_free(c);
-	tb_log(TB_LOG_WARN,
-	       "tools/call %.64s refused: every worker is busy "
-	       "and the queue is full",
-	       tool->tool->name);
-	tb_mcp_send(s, tb_rpc_error(id, TB_RPC_INTERNAL_ERROR,
-	                            "Internal error: server busy, too many "
-	                            "calls in flight; retry later"));
+	tb_call_submit(c);
 }

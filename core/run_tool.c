@@ -114,6 +114,7 @@ static const struct tb_tool tool = {
     .annotations = "{\"title\":\"Run a command\",\"readOnlyHint\":false,"
                    "\"destructiveHint\":true,\"idempotentHint\":false,"
                    "\"openWorldHint\":false}",
+    .execution = "{\"taskSupport\":\"optional\"}",
     .fn = run_command,
 };
 

@@ -71,6 +71,17 @@ bool tb_session_default(char *out, size_t outlen)
 	return found;
 }
 
+size_t tb_session_ids(char (*out)[TB_SANDBOX_REF_MAX], size_t max)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&lock);
+	for (size_t i = n_entries; i > 0 && n < max; i--)
+		snprintf(out[n++], TB_SANDBOX_REF_MAX, "%s", entries[i - 1].id);
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
 void tb_session_retain(const char *sandbox_id)
 {
 	long i;

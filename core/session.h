@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sandbox_ref.h"
+
 /* Records a sandbox created in this session with its lifetime; it becomes
  * the session default. Returns 0, or -1 when out of memory. */
 int tb_session_add(const char *sandbox_id, uint32_t lifetime_s);
@@ -16,6 +18,10 @@ int tb_session_add(const char *sandbox_id, uint32_t lifetime_s);
 /* Copies the session default (the newest created sandbox still alive) into
  * out; returns false when there is none. */
 bool tb_session_default(char *out, size_t outlen);
+
+/* Copies the ids of up to max sandboxes created here, newest first, into
+ * out; returns how many. */
+size_t tb_session_ids(char (*out)[TB_SANDBOX_REF_MAX], size_t max);
 
 /* Marks a sandbox created here as retained: it outlives the session. Does
  * nothing for sandboxes created elsewhere. */

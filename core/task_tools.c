@@ -7,7 +7,9 @@
 #include "session.h"
 #include "sup_client.h"
 #include "task_id.h"
+#include "task_schemas.h"
 #include "task_view.h"
+#include "task_wait.h"
 #include "tasks.h"
 #include "tool.h"
 #include "tool_args.h"
@@ -18,13 +20,6 @@
 #define ENCODED_CAP (96 * 1024)
 #define LOG_MAX 1048576
 
-#define SANDBOX_ID_SCHEMA                                                      \
-	"{\"type\":\"string\",\"minLength\":3,\"maxLength\":160,"              \
-	"\"pattern\":\"" TB_SANDBOX_ID_PATTERN "\","                           \
-	"\"description\":\"The sandbox, as create_sandbox returned it.\"}"
-#define TASK_ID_SCHEMA                                                         \
-	"{\"type\":\"string\",\"pattern\":\"^[0-9a-f]{32}$\","                 \
-	"\"description\":\"The task id start_task returned.\"}"
 #define PAGE_PROPS                                                             \
 	"\"stdout_offset\":{\"type\":\"integer\",\"minimum\":0,"               \
 	"\"maximum\":1048576,\"default\":0,\"description\":\"Byte offset in "  \
@@ -34,12 +29,13 @@
 	"\"maximum\":1048576,\"default\":0,\"description\":\"Byte offset in "  \
 	"stderr, like stdout_offset.\"},"                                      \
 	"\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":65536,"     \
-	"\"default\":16384,\"description\":\"Bytes per stream to return.\"}"
+	"\"default\":16384,\"description\":\"Bytes per stream to return.\"},"  \
+	"\"wait\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60,"         \
+	"\"default\":0,\"description\":\"Seconds to wait for a change "        \
+	"before answering (see the tool's description); 0 answers at "         \
+	"once.\"}"
 
 #define NULLABLE_INT "{\"type\":[\"integer\",\"null\"]}"
-#define STATE_SCHEMA                                                           \
-	"{\"type\":\"string\",\"enum\":[\"running\",\"succeeded\","            \
-	"\"failed\",\"cancelled\",\"timed_out\",\"unknown\"]}"
 #define TASK_FIELD_PROPS                                                       \
 	"\"sandbox_id\":{\"type\":\"string\"},"                                \
 	"\"task_id\":{\"type\":\"string\"},"                                   \
@@ -117,7 +113,7 @@ static int handle_args(json_t *args, const char **sandbox_id,
 	return 0;
 }
 
-static int start_task(tb_call *call, json_t *args, json_t **result)
+int tb_start_task(tb_call *call, json_t *args, json_t **result)
 {
 	static const char *const known[] = {"command", "sandbox_id", "cwd",
 	                                    "timeout", NULL};
@@ -197,76 +193,81 @@ refuse:
 	return 1;
 }
 
-/* The arguments of get_task and cancel_task. */
-static int view_args(json_t *args, const char **sandbox_id,
-                     const char **task_id, struct tb_page_req *pr, char *err,
-                     size_t errlen)
+/* The arguments of get_task and cancel_task, and their sandbox opened.
+ * Returns 0, or -1 with a tool error in *result. */
+static int view_open(json_t *args, const char **task_id, struct tb_page_req *pr,
+                     uint32_t *wait_ms, struct tb_box *box, json_t **result)
 {
-	static const char *const known[] = {"sandbox_id",    "task_id",
-	                                    "stdout_offset", "stderr_offset",
-	                                    "limit",         NULL};
-	int64_t so, se, limit;
+	static const char *const known[] = {
+	    "sandbox_id", "task_id", "stdout_offset", "stderr_offset", "limit",
+	    "wait",       NULL};
+	const char *sandbox_id;
+	char err[TB_ERR_MAX];
+	int64_t so, se, limit, wait;
 
-	if (tb_args_known(args, known, err, errlen) < 0 ||
-	    handle_args(args, sandbox_id, task_id, err, errlen) < 0 ||
-	    tb_arg_int(args, "stdout_offset", 0, LOG_MAX, 0, &so, err, errlen) <
-	        0 ||
-	    tb_arg_int(args, "stderr_offset", 0, LOG_MAX, 0, &se, err, errlen) <
-	        0 ||
-	    tb_arg_int(args, "limit", 1, 65536, 16384, &limit, err, errlen) < 0)
+	if (tb_args_known(args, known, err, sizeof(err)) < 0 ||
+	    handle_args(args, &sandbox_id, task_id, err, sizeof(err)) < 0 ||
+	    tb_arg_int(args, "stdout_offset", 0, LOG_MAX, 0, &so, err,
+	               sizeof(err)) < 0 ||
+	    tb_arg_int(args, "stderr_offset", 0, LOG_MAX, 0, &se, err,
+	               sizeof(err)) < 0 ||
+	    tb_arg_int(args, "limit", 1, 65536, 16384, &limit, err,
+	               sizeof(err)) < 0 ||
+	    tb_arg_int(args, "wait", 0, 60, 0, &wait, err, sizeof(err)) < 0 ||
+	    tb_box_open(sandbox_id, "sandbox_id", box, err, sizeof(err)) !=
+	        TASKBOX_OK) {
+		*result = tb_error_json(err);
 		return -1;
+	}
 	pr->stdout_offset = (uint64_t)so;
 	pr->stderr_offset = (uint64_t)se;
 	pr->limit = (size_t)limit;
+	*wait_ms = (uint32_t)wait * 1000u;
 	return 0;
 }
 
 static int get_task(tb_call *call, json_t *args, json_t **result)
 {
-	const char *sandbox_id, *task_id;
-	char err[TB_ERR_MAX];
+	const char *task_id;
 	struct tb_page_req pr;
 	struct tb_box box;
+	uint32_t wait_ms;
 	int rc;
 
-	(void)call;
-	if (view_args(args, &sandbox_id, &task_id, &pr, err, sizeof(err)) < 0 ||
-	    tb_box_open(sandbox_id, "sandbox_id", &box, err, sizeof(err)) !=
-	        TASKBOX_OK) {
-		*result = tb_error_json(err);
+	if (view_open(args, &task_id, &pr, &wait_ms, &box, result) < 0)
 		return 1;
-	}
-	rc = tb_task_view(&box, task_id, &pr, NULL, result);
+	rc = tb_task_wait(call, &box, task_id, &pr, NULL, wait_ms,
+	                  TB_WAIT_CHANGE, result);
 	tb_box_close(&box);
 	return rc;
 }
 
 static int cancel_task(tb_call *call, json_t *args, json_t **result)
 {
-	const char *sandbox_id, *task_id;
-	char err[TB_ERR_MAX], note[TB_ERR_MAX + 128];
+	const char *task_id;
+	char note[TB_ERR_MAX + 128];
 	struct tb_sup_reply reply;
 	struct tb_page_req pr;
 	struct tb_box box;
+	uint32_t wait_ms;
 	int rc;
 
-	(void)call;
-	if (view_args(args, &sandbox_id, &task_id, &pr, err, sizeof(err)) < 0 ||
-	    tb_box_open(sandbox_id, "sandbox_id", &box, err, sizeof(err)) !=
-	        TASKBOX_OK) {
-		*result = tb_error_json(err);
+	if (view_open(args, &task_id, &pr, &wait_ms, &box, result) < 0)
 		return 1;
-	}
 	tb_sup_cancel(&box, task_id, &reply);
 	if (reply.outcome == TB_SUP_RECORD)
 		snprintf(note, sizeof(note),
 		         "cancellation is not confirmed: the task was still "
-		         "running after the 3 s wait");
+		         "running after the 3 s wait%s",
+		         wait_ms ? " and the given wait" : "");
 	else
 		snprintf(note, sizeof(note),
 		         "cancellation is not confirmed: %s", reply.message);
 	tb_sup_reply_clear(&reply);
-	rc = tb_task_view(&box, task_id, &pr, note, result);
+	/* Only the end of the task confirms a cancellation: output that
+	 * trails in meanwhile does not end this wait. */
+	rc = tb_task_wait(call, &box, task_id, &pr, note, wait_ms,
+	                  TB_WAIT_TERMINAL, result);
 	tb_box_close(&box);
 	return rc;
 }
@@ -342,7 +343,8 @@ static const struct tb_tool tools[] = {
         .annotations = "{\"title\":\"Start a background task\","
                        "\"readOnlyHint\":false,\"destructiveHint\":false,"
                        "\"idempotentHint\":false,\"openWorldHint\":false}",
-        .fn = start_task,
+        .execution = "{\"taskSupport\":\"optional\"}",
+        .fn = tb_start_task,
     },
     {
         .name = "get_task",
@@ -358,7 +360,11 @@ static const struct tb_tool tools[] = {
             "(stdout_truncated / stderr_truncated tell when more was "
             "discarded). failed with an exit_code is the command's own "
             "result; unknown means its supervisor vanished, so the outcome "
-            "was never recorded. Poll while state is running.",
+            "was never recorded. With wait (seconds, up to 60) the call "
+            "answers as soon as the task is no longer running or has "
+            "output past the given offsets, or when wait runs out, so one "
+            "call replaces a polling loop: call again with the next offsets "
+            "while state is running.",
         .input_schema = view_input,
         .output_schema = view_output,
         .annotations = "{\"title\":\"Read a task's state and output\","
@@ -372,7 +378,9 @@ static const struct tb_tool tools[] = {
             "Stops a running task: TERM, then KILL, to the task's own "
             "process group, waiting up to 3 seconds, then returns the same "
             "result as get_task. If the state is still running or unknown, "
-            "the error says cancellation is not confirmed. Cancelling a "
+            "the error says cancellation is not confirmed; wait (seconds, "
+            "up to 60) waits that much longer for the task to end. "
+            "Cancelling a "
             "finished task returns its saved outcome and signals nothing. "
             "Processes that left the task's group survive: kill_sandbox is "
             "the complete cleanup.",

@@ -31,7 +31,8 @@ int tb_tasks_init(const struct tb_config *cfg)
 		return -1;
 	}
 	if (tb_sandbox_tools_register() < 0 || tb_task_tools_register() < 0 ||
-	    tb_run_tool_register() < 0 || tb_file_tools_register() < 0)
+	    tb_run_tool_register() < 0 || tb_file_tools_register() < 0 ||
+	    tb_list_tasks_tool_register() < 0 || tb_task_backend_register() < 0)
 		return -1;
 	tb_server_on_shutdown(tasks_shutdown);
 	return 0;

@@ -3,6 +3,8 @@
 #ifndef TB_TASKS_H
 #define TB_TASKS_H
 
+#include "tool.h"
+
 struct tb_config;
 struct tb_mask;
 
@@ -19,5 +21,11 @@ int tb_task_tools_register(void);
 int tb_sandbox_tools_register(void);
 int tb_run_tool_register(void);
 int tb_file_tools_register(void);
+int tb_list_tasks_tool_register(void);
+int tb_task_backend_register(void);
+
+/* start_task's handler, also used to start MCP tasks (tool.h's contract;
+ * args must be a copy the caller owns). */
+int tb_start_task(tb_call *call, json_t *args, json_t **result);
 
 #endif /* TB_TASKS_H */

@@ -12,6 +12,10 @@ libtaskbox_core_la_SOURCES += \
 	core/session.c \
 	core/sup_client.c \
 	core/task_view.c \
+	core/task_wait.c \
+	core/task_list.c \
+	core/list_tasks_tool.c \
+	core/task_mcp.c \
 	core/task_tools.c \
 	core/sandbox_tools.c \
 	core/run_tool.c \
@@ -29,6 +33,9 @@ noinst_HEADERS += \
 	core/session.h \
 	core/sup_client.h \
 	core/task_view.h \
+	core/task_wait.h \
+	core/task_list.h \
+	core/task_schemas.h \
 	core/sandboxes.h \
 	core/tasks.h
 
@@ -38,7 +45,8 @@ tasks_unit_tests = \
 	tests/unit/test_utf8_page \
 	tests/unit/test_host_mask \
 	tests/unit/test_sup_record \
-	tests/unit/test_tool_args
+	tests/unit/test_tool_args \
+	tests/unit/test_task_list
 check_PROGRAMS += $(tasks_unit_tests)
 TESTS += $(tasks_unit_tests)
 tasks_unit_cflags = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CRITERION_CFLAGS)
@@ -58,10 +66,14 @@ tests_unit_test_sup_record_LDADD = $(tasks_unit_ldadd)
 tests_unit_test_tool_args_SOURCES = tests/unit/test_tool_args.c
 tests_unit_test_tool_args_CFLAGS = $(tasks_unit_cflags)
 tests_unit_test_tool_args_LDADD = $(tasks_unit_ldadd)
+tests_unit_test_task_list_SOURCES = tests/unit/test_task_list.c
+tests_unit_test_task_list_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_task_list_LDADD = $(tasks_unit_ldadd)
 
 # The provider contract suite (tests/contract/suite.mjs, one NAME.test.mjs
 # per provider) and the demo session.
-EXTRA_DIST += tests/contract/suite.mjs tests/contract/providers/local.mjs \
+EXTRA_DIST += tests/contract/suite.mjs tests/contract/waiting.mjs \
+	tests/contract/providers/local.mjs \
 	tests/contract/local.test.mjs tests/demo/session.mjs tests/demo/run.sh
 if INTEGRATION_TESTS
 TESTS += tests/contract/local.test.mjs

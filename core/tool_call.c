@@ -10,6 +10,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "mcp_session.h"
+#include "workers.h"
 
 struct tb_call *tb_call_new(struct tb_mcp *s, const struct tb_tool_entry *tool,
                             json_t *id, const char *id_key, json_t *args,
@@ -75,9 +76,7 @@ void tb_call_cancel(struct tb_call *c)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* The tools/call result: structuredContent (on success, where the version
- * has it) and the same JSON as a text block. Steals out. */
-static json_t *tool_result(const struct tb_call *c, json_t *out, bool error)
+json_t *tb_call_tool_result(const struct tb_call *c, json_t *out, bool error)
 {
 	char *text = json_dumps(out, JSON_COMPACT);
 	json_t *r = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text",
@@ -94,43 +93,76 @@ static json_t *tool_result(const struct tb_call *c, json_t *out, bool error)
 /* {"error": message} as a tool error result. */
 static json_t *error_result(const struct tb_call *c, const char *message)
 {
-	return tool_result(c, json_pack("{s:s}", "error", message), true);
+	return tb_call_tool_result(c, json_pack("{s:s}", "error", message),
+	                           true);
+}
+
+/* Runs the tool's handler: its CallToolResult, or NULL when out of
+ * memory. */
+static json_t *run_tool(struct tb_call *c)
+{
+	char why[512];
+	json_t *out = NULL;
+
+	if (tb_schema_validate(c->tool->validator, c->args, why, sizeof why))
+		return error_result(c, why);
+	int rc = c->tool->tool->fn(c, c->args, &out);
+	if ((rc == 0 || rc == 1) && json_is_object(out))
+		return tb_call_tool_result(c, out, rc == 1);
+	tb_log(TB_LOG_ERROR, "tool %s broke its contract (returned %d)",
+	       c->tool->tool->name, rc);
+	json_decref(out);
+	return error_result(c, "internal error in the tool");
 }
 
 void tb_call_run(void *arg)
 {
 	struct tb_call *c = arg;
-	char why[512];
-	json_t *out = NULL, *result;
+	json_t *msg = NULL;
+	bool never_started = __atomic_load_n(&c->cancelled, __ATOMIC_SEQ_CST);
 
-	if (__atomic_load_n(&c->cancelled, __ATOMIC_SEQ_CST)) {
-		result = NULL; /* cancelled while queued: never started */
-	} else if (tb_schema_validate(c->tool->validator, c->args, why,
-	                              sizeof why)) {
-		result = error_result(c, why);
-	} else {
-		int rc = c->tool->tool->fn(c, c->args, &out);
-		if ((rc == 0 || rc == 1) && json_is_object(out)) {
-			result = tool_result(c, out, rc == 1);
+	if (!never_started) {
+		if (c->job) {
+			msg = c->job(c);
 		} else {
-			tb_log(TB_LOG_ERROR,
-			       "tool %s broke its contract "
-			       "(returned %d)",
-			       c->tool->tool->name, rc);
-			json_decref(out);
-			result = error_result(c, "internal error in the tool");
+			json_t *result = run_tool(c);
+			msg = result ? tb_rpc_result(c->id, result) : NULL;
 		}
 	}
 	if (tb_call_unlink(c)) {
 		tb_log(TB_LOG_DEBUG, "call %s cancelled: no answer", c->id_key);
-		json_decref(result);
-	} else if (!result) {
+		json_decref(msg);
+	} else if (!msg) {
 		tb_mcp_send(c->session,
 		            tb_rpc_error(c->id, TB_RPC_INTERNAL_ERROR,
 		                         "Internal error: out of memory"));
 	} else {
-		tb_mcp_send(c->session, tb_rpc_result(c->id, result));
+		tb_mcp_send(c->session, msg);
 	}
+	tb_call_free(c);
+}
+
+void tb_call_submit(struct tb_call *c)
+{
+	struct tb_mcp *s = c->session;
+
+	pthread_mutex_lock(&s->calls_lock);
+	c->next = s->calls;
+	s->calls = c;
+	pthread_mutex_unlock(&s->calls_lock);
+	if (!s->opts.pool) {
+		tb_call_run(c);
+		return;
+	}
+	if (tb_workers_submit(s->opts.pool, tb_call_run, c) == 0)
+		return;
+	tb_call_unlink(c);
+	tb_log(TB_LOG_WARN,
+	       "%s refused: every worker is busy and the queue is full",
+	       c->tool ? c->tool->tool->name : "a request");
+	tb_mcp_send(s, tb_rpc_error(c->id, TB_RPC_INTERNAL_ERROR,
+	                            "Internal error: server busy, too many "
+	                            "calls in flight; retry later"));
 	tb_call_free(c);
 }
 

@@ -9,6 +9,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { callTool, scratchDir, startServer, writeConfig } from "../lib/client.mjs";
+import { waitingTests } from "./waiting.mjs";
 
 const SECRET_NAME = "TB_CONTRACT_SECRET_TOKEN";
 const SECRET = "s3cr3t-Contract-Value-0451";
@@ -54,8 +55,8 @@ export function contractSuite(provider) {
     const servers = new Set();
     const sandboxes = new Set();
 
-    async function server() {
-      const s = await startServer({ args: ["--config", cfgPath], env });
+    async function server(extraArgs = []) {
+      const s = await startServer({ args: ["--config", cfgPath, ...extraArgs], env });
       servers.add(s);
       return s;
     }
@@ -81,8 +82,8 @@ export function contractSuite(provider) {
       await s.close().catch(() => {});
     }
 
-    async function call(s, name, args) {
-      return callTool(s.client, name, args);
+    async function call(s, name, args, options = {}) {
+      return callTool(s.client, name, args, options);
     }
 
     async function createSandbox(s, args = {}) {
@@ -506,6 +507,8 @@ export function contractSuite(provider) {
       sandboxes.delete(sb);
       await closeServer(b2);
     });
+
+    waitingTests({ server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data, HOST_SECRET });
 
     test("kill -9 of the server during start_task never loses the task", { timeout: 90000 }, async () => {
       const a = await server();

@@ -175,6 +175,58 @@ test("each protocol version is negotiated over a raw pipe", async () => {
   }
 });
 
+test("the tasks utility is offered from 2025-11-25 only; its params are checked", async () => {
+  for (const v of VERSIONS) {
+    const raw = spawnRaw(["--test-tools"]);
+    raw.send(initialize(1, v));
+    const init = await raw.waitFor((m) => m.id === 1);
+    const modern = v >= "2025-11-25";
+    assert.equal("tasks" in init.result.capabilities, modern, `${v} tasks capability`);
+    raw.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    raw.send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+    const list = await raw.waitFor((m) => m.id === 2);
+    const start = list.result.tools.find((t) => t.name === "start_task");
+    assert.equal(start.execution?.taskSupport, modern ? "optional" : undefined, `${v} execution`);
+    // Without the utility, 'task' is ignored; with it, a tool that does
+    // not support tasks refuses one.
+    raw.send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "test_simple_text", arguments: {}, task: {} } });
+    const call = await raw.waitFor((m) => m.id === 3);
+    if (modern) assert.equal(call.error.code, -32601, JSON.stringify(call));
+    else assert.equal(call.result.isError, false, JSON.stringify(call));
+    raw.send({ jsonrpc: "2.0", id: 4, method: "tasks/list" });
+    const tl = await raw.waitFor((m) => m.id === 4);
+    if (modern) assert.ok(Array.isArray(tl.result.tasks), JSON.stringify(tl));
+    else assert.equal(tl.error.code, -32601, JSON.stringify(tl));
+    if (modern) {
+      const bad = [
+        [{ method: "tasks/get", params: {} }, /taskId/],
+        [{ method: "tasks/result", params: { taskId: 7 } }, /taskId/],
+        [{ method: "tasks/cancel", params: { taskId: "" } }, /taskId/],
+        [{ method: "tasks/get", params: { taskId: "x".repeat(600) } }, /taskId/],
+        [{ method: "tasks/get", params: { taskId: "local:abc/123" } }, /taskId/],
+        [{ method: "tasks/list", params: { cursor: 5 } }, /cursor/],
+        [{ method: "tasks/list", params: { cursor: "nope" } }, /cursor/],
+        [{ method: "tools/call", params: { name: "start_task", arguments: { command: "true" }, task: "x" } }, /'task'/],
+        [{ method: "tools/call", params: { name: "start_task", arguments: { command: "true" }, task: { ttl: -1 } } }, /task\.ttl/],
+        [{ method: "tools/call", params: { name: "start_task", arguments: { command: 5 }, task: {} } }, /command/],
+      ];
+      let id = 10;
+      for (const [req, re] of bad) {
+        raw.send({ jsonrpc: "2.0", id, ...req });
+        const r = await raw.waitFor((m) => m.id === id);
+        assert.equal(r.error?.code, -32602, JSON.stringify([req, r]));
+        assert.match(r.error.message, re);
+        id++;
+      }
+      // The server kept serving through all of it.
+      raw.send({ jsonrpc: "2.0", id: 99, method: "ping" });
+      await raw.waitFor((m) => m.id === 99);
+    }
+    const { code } = await raw.close();
+    assert.equal(code, 0);
+  }
+});
+
 test("a cancelled call is never answered; a duplicate id in flight is refused", async () => {
   const raw = spawnRaw(["--test-tools"]);
   raw.send(initialize(0, "2025-11-25"));

@@ -1,0 +1,76 @@
+/* The wait loop of get_task, cancel_task and tasks/result. */
+#include "config.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "task_wait.h"
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint32_t tb_wait_interval_ms(uint64_t cost_us, uint32_t left_ms)
+{
+	uint64_t ms = cost_us * 10 / 1000;
+
+	if (ms < TB_WAIT_MIN_MS)
+		ms = TB_WAIT_MIN_MS;
+	if (ms > TB_WAIT_MAX_MS)
+		ms = TB_WAIT_MAX_MS;
+	return ms < left_ms ? (uint32_t)ms : left_ms;
+}
+
+static int64_t field_int(json_t *view, const char *key)
+{
+	return json_integer_value(json_object_get(view, key));
+}
+
+/* Whether a view ends the wait. */
+static bool settled(json_t *view, const struct tb_page_req *pr,
+                    enum tb_wait_until until)
+{
+	const char *state = json_string_value(json_object_get(view, "state"));
+
+	if (!state || strcmp(state, "running") != 0)
+		return true;
+	if (until == TB_WAIT_TERMINAL)
+		return false;
+	return field_int(view, "stdout_size") > (int64_t)pr->stdout_offset ||
+	       field_int(view, "stderr_size") > (int64_t)pr->stderr_offset;
+}
+
+int tb_task_wait(tb_call *call, struct tb_box *box, const char *task_id,
+                 const struct tb_page_req *pr, const char *note,
+                 uint32_t wait_ms, enum tb_wait_until until, json_t **result)
+{
+	uint64_t start = now_us(), before, cost;
+	uint64_t limit_us = (uint64_t)wait_ms * 1000u;
+
+	for (;;) {
+		before = now_us();
+		int rc = tb_task_view(box, task_id, pr, note, result);
+		cost = now_us() - before;
+		if (rc != 0 || settled(*result, pr, until))
+			return rc;
+		uint64_t spent = now_us() - start;
+		if (wait_ms != TB_WAIT_FOREVER && spent >= limit_us)
+			return rc;
+		uint32_t left =
+		    wait_ms == TB_WAIT_FOREVER
+		        ? UINT32_MAX
+		        : (uint32_t)((limit_us - spent + 999) / 1000);
+		tb_call_progress(call,
+		                 (double)(field_int(*result, "stdout_size") +
+		                          field_int(*result, "stderr_size")),
+		                 -1, NULL);
+		if (tb_call_sleep(call, tb_wait_interval_ms(cost, left)))
+			return rc; /* cancelled: nobody reads this answer */
+		json_decref(*result);
+		*result = NULL;
+	}
+}

@@ -1,0 +1,209 @@
+// Waiting without polling, for any provider: get_task and cancel_task with
+// `wait`, list_tasks, and the MCP tasks utility through the official SDK's
+// experimental tasks client. Called from contractSuite with its helpers.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+
+export function waitingTests(h) {
+  const { server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data } = h;
+
+  // Reads a task-augmented call's stream to its end.
+  async function drain(stream) {
+    const seen = [];
+    for await (const m of stream) seen.push(m);
+    return seen;
+  }
+
+  test("get_task wait answers on new output, on the task's end, and when wait runs out", { timeout: 90000 }, async () => {
+    const a = await server();
+    const sb = await createSandbox(a);
+    const t = await start(a, sb, "sleep 1; printf A; sleep 1; printf B >&2; sleep 1; exit 4");
+    // New output past the offsets ends the wait with the task still running.
+    const first = await getTask(a, sb, t.task_id, { wait: 30 });
+    assert.equal(first.state, "running");
+    assert.equal(first.stdout, "A");
+    // Then stderr's first byte; then the end.
+    const second = await getTask(a, sb, t.task_id, { wait: 30, stdout_offset: 1 });
+    assert.equal(second.state, "running");
+    assert.equal(second.stderr, "B");
+    const last = await getTask(a, sb, t.task_id, { wait: 30, stdout_offset: 1, stderr_offset: 1 });
+    assert.equal(last.state, "failed");
+    assert.equal(last.exit_code, 4);
+    // A finished task answers at once, whatever the wait.
+    assert.deepEqual(await getTask(a, sb, t.task_id, { wait: 60, stdout_offset: 1, stderr_offset: 1 }), last);
+
+    // Nothing happens: the wait runs out and the task is still running.
+    const idle = await start(a, sb, "sleep 300");
+    const out = await getTask(a, sb, idle.task_id, { wait: 1 });
+    assert.equal(out.state, "running");
+    assert.equal(out.stdout, "");
+
+    // cancel_task waits for the end, not for output.
+    const c = ok(await call(a, "cancel_task", { sandbox_id: sb, task_id: idle.task_id, wait: 10 }), "cancel_task wait");
+    assert.equal(c.state, "cancelled");
+    assert.equal(c.error, null);
+    for (const bad of [61, -1, 1.5, "5", null]) {
+      const msg = failure(await call(a, "get_task", { sandbox_id: sb, task_id: t.task_id, wait: bad }), `wait ${bad}`);
+      assert.match(msg, /wait/, msg);
+      const msg2 = failure(await call(a, "cancel_task", { sandbox_id: sb, task_id: t.task_id, wait: bad }), `cancel wait ${bad}`);
+      assert.match(msg2, /wait/, msg2);
+    }
+    await closeServer(a);
+  });
+
+  test("notifications/cancelled ends a waiting get_task at once, freeing its worker", { timeout: 45000 }, async () => {
+    // One worker: if the cancelled wait kept it, the next call would wait
+    // 60 s behind it and this test would time out.
+    const a = await server(["--workers", "1"]);
+    const sb = await createSandbox(a);
+    const t = await start(a, sb, "sleep 300");
+    const ac = new AbortController();
+    const waiting = call(a, "get_task", { sandbox_id: sb, task_id: t.task_id, wait: 60 }, { signal: ac.signal }).catch((e) => e);
+    await new Promise((r) => setTimeout(r, 300));
+    ac.abort();
+    assert.ok((await waiting) instanceof Error, "the aborted call rejects");
+    assert.equal((await getTask(a, sb, t.task_id)).state, "running");
+    ok(await call(a, "cancel_task", { sandbox_id: sb, task_id: t.task_id }), "cancel");
+    await closeServer(a);
+  });
+
+  test("a waiting get_task reports the bytes seen so far as progress", { timeout: 60000 }, async () => {
+    const a = await server();
+    const sb = await createSandbox(a);
+    const t = await start(a, sb, "printf 12345; printf 678 >&2; sleep 300");
+    await getTask(a, sb, t.task_id, { wait: 30, stdout_offset: 0 });
+    const progress = [];
+    const r = await call(a, "get_task", { sandbox_id: sb, task_id: t.task_id, wait: 2, stdout_offset: 5, stderr_offset: 3 }, { onprogress: (p) => progress.push(p) });
+    assert.equal(data(r).state, "running");
+    assert.ok(progress.length >= 1, "at least one progress notification");
+    for (const p of progress) {
+      assert.equal(p.progress, 8, "progress is the bytes of output seen");
+      assert.equal(p.total, undefined, "no made-up total");
+    }
+    ok(await call(a, "cancel_task", { sandbox_id: sb, task_id: t.task_id }), "cancel");
+    await closeServer(a);
+  });
+
+  test("list_tasks: newest first, by state, masked, with sizes, from a fresh process", { timeout: 90000 }, async () => {
+    const a = await server();
+    const sb = await createSandbox(a);
+    const t1 = await start(a, sb, "printf abc; exit 2");
+    await getTask(a, sb, t1.task_id, { wait: 30, stdout_offset: 3 });
+    await new Promise((r) => setTimeout(r, 1100)); // distinct started_at seconds
+    const t2 = await start(a, sb, `echo ${h.HOST_SECRET}; sleep 300`);
+    await getTask(a, sb, t2.task_id, { wait: 30 });
+    await killServer(a);
+
+    const b = await server();
+    const all = ok(await call(b, "list_tasks", { sandbox_id: sb }), "list_tasks");
+    assert.equal(all.sandbox_id, sb);
+    assert.equal(all.next_cursor, null);
+    assert.deepEqual(all.tasks.map((x) => x.task_id), [t2.task_id, t1.task_id]);
+    const [running, failed] = all.tasks;
+    assert.equal(running.state, "running");
+    assert.equal(running.exit_code, null);
+    assert.ok(!running.command.includes(h.HOST_SECRET), running.command);
+    assert.ok(running.command.includes("****"), running.command);
+    assert.ok(running.stdout_size > 0);
+    assert.equal(failed.state, "failed");
+    assert.equal(failed.exit_code, 2);
+    assert.equal(failed.stdout_size, 3);
+    assert.equal(failed.command, "printf abc; exit 2");
+    assert.ok(failed.finished_at >= failed.started_at);
+    const only = ok(await call(b, "list_tasks", { sandbox_id: sb, state: "failed" }), "list_tasks state");
+    assert.deepEqual(only.tasks.map((x) => x.task_id), [t1.task_id]);
+    assert.deepEqual(ok(await call(b, "list_tasks", { sandbox_id: sb, state: "timed_out" }), "none").tasks, []);
+    for (const [args, field] of [[{ sandbox_id: sb, state: "done" }, "state"], [{ sandbox_id: sb, cursor: "x" }, "cursor"], [{ sandbox_id: "no:such" }, "sandbox_id"], [{ sandbox_id: sb, limit: 3 }, "limit"]]) {
+      const msg = failure(await call(b, "list_tasks", args), JSON.stringify(args));
+      assert.match(msg, new RegExp(field), msg);
+    }
+    // Without sandbox_id and without a session default: refused, named.
+    assert.match(failure(await call(b, "list_tasks", {}), "no default"), /sandbox_id/);
+    ok(await call(b, "cancel_task", { sandbox_id: sb, task_id: t2.task_id }), "cancel");
+    await closeServer(b);
+  });
+
+  test("MCP tasks: start_task and run_command as tasks, get, result, list, cancel, from a fresh process", { timeout: 120000 }, async () => {
+    const a = await server();
+    const caps = a.client.getServerCapabilities();
+    assert.deepEqual(caps.tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } });
+    const tools = (await a.client.listTools()).tools;
+    const support = Object.fromEntries(tools.filter((x) => x.execution).map((x) => [x.name, x.execution.taskSupport]));
+    assert.deepEqual(support, { start_task: "optional", run_command: "optional" });
+    const sb = await createSandbox(a);
+    const tasks = a.client.experimental.tasks;
+
+    // start_task as a task, followed to its end by the SDK's own loop.
+    const seen = await drain(tasks.callToolStream({ name: "start_task", arguments: { sandbox_id: sb, command: "sleep 1; echo done" } }, CallToolResultSchema, { task: { ttl: 60000 } }));
+    assert.equal(seen[0].type, "taskCreated");
+    const created = seen[0].task;
+    assert.equal(created.status, "working");
+    assert.match(created.taskId, /^[a-z][a-z0-9_-]*:[A-Za-z0-9_.-]+\/[0-9a-f]{32}$/);
+    assert.ok(!Number.isNaN(Date.parse(created.createdAt)));
+    const end = seen.at(-1);
+    assert.equal(end.type, "result", JSON.stringify(end));
+    assert.equal(end.result.isError, false);
+    assert.equal(end.result.structuredContent.state, "succeeded");
+    assert.equal(end.result.structuredContent.stdout, "done\n");
+    assert.equal(end.result._meta["io.modelcontextprotocol/related-task"].taskId, created.taskId);
+    const [sbOf, taskOf] = created.taskId.split("/");
+    assert.equal(sbOf, sb, "the MCP task id is the handle");
+    assert.equal((await getTask(a, sb, taskOf)).state, "succeeded");
+
+    // run_command as a task: a failing command is a failed task.
+    const ran = await drain(tasks.callToolStream({ name: "run_command", arguments: { sandbox_id: sb, command: "echo out; exit 3" } }, CallToolResultSchema, { task: {} }));
+    const failedId = ran[0].task.taskId;
+    assert.equal(ran.at(-1).type, "error");
+    const failedTask = await tasks.getTask(failedId);
+    assert.equal(failedTask.status, "failed");
+    assert.match(failedTask.statusMessage, /exit code 3/);
+    const failedResult = await tasks.getTaskResult(failedId, CallToolResultSchema);
+    assert.equal(failedResult.isError, true);
+    const body = JSON.parse(failedResult.content[0].text);
+    assert.equal(body.exit_code, 3);
+    assert.equal(body.stdout, "out\n");
+    assert.equal(body.timed_out, false);
+
+    // A long one: started here, read and cancelled from a fresh process.
+    let longId;
+    for await (const m of tasks.callToolStream({ name: "start_task", arguments: { sandbox_id: sb, command: "sleep 300" } }, CallToolResultSchema, { task: {} })) {
+      if (m.type === "taskCreated") {
+        longId = m.task.taskId;
+        break;
+      }
+    }
+    // A timeout is a failed task whose message says so.
+    let slowId;
+    for await (const m of tasks.callToolStream({ name: "start_task", arguments: { sandbox_id: sb, command: "sleep 30", timeout: 1 } }, CallToolResultSchema, { task: {} })) {
+      if (m.type === "taskCreated") slowId = m.task.taskId;
+    }
+    const slow = await tasks.getTask(slowId);
+    assert.equal(slow.status, "failed");
+    assert.match(slow.statusMessage, /timed_out/);
+    await killServer(a);
+
+    const b = await server();
+    const bt = b.client.experimental.tasks;
+    assert.equal((await bt.getTask(longId)).status, "working");
+    const pending = bt.getTaskResult(longId, CallToolResultSchema);
+    const listed = await bt.listTasks();
+    const ids = listed.tasks.map((x) => x.taskId);
+    assert.ok(ids.includes(longId), "tasks/list shows a task tasks/get found");
+    for (const x of listed.tasks) assert.ok(["working", "completed", "failed", "cancelled"].includes(x.status), x.status);
+    const cancelled = await bt.cancelTask(longId);
+    assert.equal(cancelled.status, "cancelled");
+    const final = await pending; // tasks/result was blocked until the end
+    assert.equal(final.isError, true);
+    assert.equal(JSON.parse(final.content[0].text).state, "cancelled");
+    await assert.rejects(bt.cancelTask(longId), (e) => e.code === -32602 && /already cancelled/.test(e.message));
+    await assert.rejects(bt.getTask("not-a-task"), (e) => e.code === -32602 && /taskId/.test(e.message));
+    await assert.rejects(bt.getTask(`${sb}/${"0".repeat(32)}`), (e) => e.code === -32602);
+    await assert.rejects(bt.listTasks("bogus"), (e) => e.code === -32602 && /cursor/.test(e.message));
+    // A tool without task support refuses a task, as the spec says.
+    await assert.rejects(b.client.request({ method: "tools/call", params: { name: "get_task", arguments: { sandbox_id: sb, task_id: taskOf }, task: {} } }, CallToolResultSchema), (e) => e.code === -32601);
+    // Bad arguments of a task-augmented call: refused, named, no task.
+    await assert.rejects(drain(bt.callToolStream({ name: "start_task", arguments: { sandbox_id: sb, command: "" } }, CallToolResultSchema, { task: {} })).then((m) => { if (m.at(-1).type === "error") throw m.at(-1).error; }), (e) => /command/.test(e.message));
+    await closeServer(b);
+  });
+}
