@@ -16,5 +16,20 @@ core/supervisor/supervisor_source.c: $(srcdir)/core/supervisor/taskbox_superviso
 
 # The conformance suite drives the supervisor through its command line only;
 # $TB_SUPERVISOR selects another implementation of docs/supervisor.md.
-TESTS += tests/supervisor/conformance.sh
-EXTRA_DIST += tests/supervisor/conformance.sh tests/supervisor/conformance.py
+TESTS += tests/supervisor/conformance.sh tests/supervisor/conformance-native.sh
+EXTRA_DIST += tests/supervisor/conformance.sh tests/supervisor/conformance.py \
+	tests/supervisor/conformance-native.sh
+
+# The native supervisor: the same verbs, files and rules in C, libc only,
+# for hosts that can run their own programs in the sandbox (a provider with
+# TASKBOX_FEATURE_HOST_EXEC). Built beside the taskbox binary, which finds it
+# there in a build directory, and installed to $(pkglibexecdir).
+pkglibexec_PROGRAMS = taskbox-supervisor
+taskbox_supervisor_SOURCES = core/supervisor/native/main.c \
+	core/supervisor/native/args.c core/supervisor/native/json.c \
+	core/supervisor/native/jscan.c core/supervisor/native/record.c \
+	core/supervisor/native/mask.c core/supervisor/native/logs.c \
+	core/supervisor/native/run.c core/supervisor/native/root.c \
+	core/supervisor/native/start.c core/supervisor/native/verbs.c \
+	core/supervisor/native/sup.h
+taskbox_supervisor_CFLAGS = $(AM_CFLAGS)

@@ -24,6 +24,8 @@ SRCDIR = os.environ.get("TASKBOX_SRCDIR") or os.path.join(HERE, "..", "..")
 SOURCE = os.path.join(SRCDIR, "core", "supervisor", "taskbox_supervisor.py")
 PREFIX = shlex.split(os.environ.get("TB_SUPERVISOR", "")) or [
     sys.executable, "-I", SOURCE]
+# A second implementation, for the tests that mix the two on one root.
+OTHER = shlex.split(os.environ.get("TB_SUPERVISOR_OTHER", ""))
 ROOT = ".taskbox/tasks"
 MIB = 1048576
 STATUS_KEYS = ["format", "task_id", "state", "command", "cwd", "timeout",
@@ -393,6 +395,41 @@ class TestOutput(SupervisorCase):
                          b"x tok-0123")
 
 
+    def test_secret_split_at_every_byte(self):
+        secret = "split-me-0123456789"
+        env = dict(self.env, SPLIT_TOKEN=secret)
+        parts = ["printf %%s '%s'; sleep 0.05; printf '%%s\\n' '%s'"
+                 % (secret[:k], secret[k:]) for k in range(1, len(secret))]
+        record = self.run_task("; ".join(parts), env=env)
+        self.assertEqual(self.log(record["task_id"], "stdout"),
+                         b"****\n" * (len(secret) - 1))
+
+    def test_masked_output_past_the_cap(self):
+        env = dict(self.env, BIG_SECRET="abcdefghij")
+        # 4 MiB of "abcdefghij-" lines: masked, each is "****-".
+        command = ("yes abcdefghij- | tr -d '\\n' | head -c 4194304; "
+                   "printf tail-abcdefghij >&2")
+        record = self.run_task(command, env=env)
+        tid = record["task_id"]
+        masked = b"****-" * (MIB // 5 + 1)
+        self.assertEqual(record["stdout_bytes"], MIB)
+        self.assertTrue(record["stdout_truncated"])
+        self.assertEqual(self.log(tid, "stdout"), masked[:MIB])
+        self.assertEqual(self.log(tid, "stderr"), b"tail-****")
+        self.assertFalse(record["stderr_truncated"])
+
+    def test_bytes_that_are_not_utf8_become_replacement_characters(self):
+        tid = new_id()
+        command = b"printf '\xff\xe2\x82 ok \xc3\xa9'"
+        code, record = self.call("start", "--root", ROOT, "--id", tid,
+                                 "--timeout", "60", "--command", command)
+        self.assertEqual(code, 0, record)
+        final = self.wait_terminal(tid)
+        self.assertEqual(final["command"],
+                         "printf '\ufffd\ufffd ok \u00e9'")
+        self.assertEqual(self.log(tid, "stdout"), b"\xff\xe2\x82 ok \xc3\xa9")
+
+
 class TestTimeoutAndCancel(SupervisorCase):
     def test_timeout_is_enforced_without_polling(self):
         record = self.start("sleep 30", timeout=1)
@@ -564,6 +601,49 @@ class TestLimitsAndRemove(SupervisorCase):
         self.assertEqual(code, 0)
         self.assertEqual([t["task_id"] for t in listed["tasks"]],
                          ids[::-1])
+
+
+@unittest.skipUnless(OTHER, "needs $TB_SUPERVISOR_OTHER")
+class TestTwoImplementations(SupervisorCase):
+    """Both implementations share the files: a task started by one is
+    listed, cancelled and removed by the other."""
+
+    def crossed(self, starter, other):
+        tid = new_id()
+        code, record = self.call("start", "--root", ROOT, "--id", tid,
+                                 "--timeout", "60", "--command",
+                                 "echo hi; sleep 30", prefix=starter)
+        self.assertEqual(code, 0, record)
+        done = self.run_task("exit 5")
+        code, listed = self.call("list", "--root", ROOT, prefix=other)
+        self.assertEqual(code, 0, listed)
+        self.assertEqual(sorted(t["task_id"] for t in listed["tasks"]),
+                         sorted([tid, done["task_id"]]))
+        self.refused_by(other, "running", "remove", "--root", ROOT,
+                        "--id", tid)
+        code, final = self.call("cancel", "--root", ROOT, "--id", tid,
+                                prefix=other)
+        self.assertEqual(code, 0, final)
+        self.assertEqual(final["state"], "cancelled")
+        self.assertEqual(final, self.status(tid))
+        self.assertEqual(self.log(tid, "stdout"), b"hi\n")
+        for task in (tid, done["task_id"]):
+            code, removed = self.call("remove", "--root", ROOT, "--id",
+                                      task, prefix=other)
+            self.assertEqual(code, 0, removed)
+            self.assertIs(removed["removed"], True)
+        self.assertEqual(self.task_dirs(), [])
+
+    def refused_by(self, prefix, code_name, *args):
+        code, obj = self.call(*args, prefix=prefix)
+        self.assertNotEqual(code, 0, obj)
+        self.assertEqual(obj.get("code"), code_name, obj)
+
+    def test_started_by_this_one_handled_by_the_other(self):
+        self.crossed(PREFIX, OTHER)
+
+    def test_started_by_the_other_handled_by_this_one(self):
+        self.crossed(OTHER, PREFIX)
 
 
 class TestBadInput(SupervisorCase):

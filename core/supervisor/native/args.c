@@ -1,0 +1,132 @@
+/* The verbs' command line: options, their values and the argument rules. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sup.h"
+
+struct option_rule {
+	const char *name;
+	size_t offset;
+};
+
+#define OPT(field) offsetof(struct tb_opts, field)
+
+/* Required options first, then optional ones, per verb. */
+struct verb_rule {
+	const char *verb;
+	struct option_rule required[4], optional[1];
+};
+
+static const struct verb_rule verbs[] = {
+    {"start",
+     {{"--root", OPT(root)},
+      {"--id", OPT(id)},
+      {"--timeout", OPT(timeout)},
+      {"--command", OPT(command)}},
+     {{"--cwd", OPT(cwd)}}},
+    {"cancel",
+     {{"--root", OPT(root)}, {"--id", OPT(id)}},
+     {{"--wait", OPT(wait)}}},
+    {"remove", {{"--root", OPT(root)}, {"--id", OPT(id)}}, {{NULL, 0}}},
+    {"list", {{"--root", OPT(root)}}, {{NULL, 0}}},
+};
+
+static const char **slot(struct tb_opts *o, size_t offset)
+{
+	return (const char **)((char *)o + offset);
+}
+
+/* The option's slot in O for VERB, or NULL when VERB does not take it. */
+static const char **find_option(const struct verb_rule *v, struct tb_opts *o,
+                                const char *name, size_t name_len)
+{
+	for (size_t i = 0; i < 4 && v->required[i].name; i++)
+		if (strlen(v->required[i].name) == name_len &&
+		    memcmp(v->required[i].name, name, name_len) == 0)
+			return slot(o, v->required[i].offset);
+	if (v->optional[0].name && strlen(v->optional[0].name) == name_len &&
+	    memcmp(v->optional[0].name, name, name_len) == 0)
+		return slot(o, v->optional[0].offset);
+	return NULL;
+}
+
+void tb_check_path(const char *name, const char *value)
+{
+	if (!*value)
+		tb_refuse(TB_INVALID, "%s: must not be empty", name);
+	if (strlen(value) > TB_MAX_PATH)
+		tb_refuse(TB_INVALID, "%s: longer than %d bytes", name,
+		          TB_MAX_PATH);
+}
+
+static void check_id(const char *id)
+{
+	if (!tb_is_task_name(id))
+		tb_refuse(TB_INVALID,
+		          "--id: must be 32 lowercase hexadecimal characters");
+}
+
+long long tb_int_option(const char *name, const char *value, long long low,
+                        long long high)
+{
+	const char *p = value;
+	long long n = 0;
+
+	while (*p == '0' && p[1])
+		p++;
+	if (!*value || strspn(p, "0123456789") != strlen(p) || strlen(p) > 12)
+		goto bad;
+	n = strtoll(p, NULL, 10);
+	if (n >= low && n <= high)
+		return n;
+bad:
+	tb_refuse(TB_INVALID, "%s: must be an integer from %lld to %lld", name,
+	          low, high);
+}
+
+void tb_args_parse(int argc, char **argv, struct tb_opts *o)
+{
+	const struct verb_rule *v = NULL;
+
+	memset(o, 0, sizeof(*o));
+	o->verb = argv[1];
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(verbs[i].verb, argv[1]) == 0)
+			v = &verbs[i];
+	for (int i = 2; i < argc;) {
+		const char *arg = argv[i], *eq = strchr(arg, '='), *value;
+		size_t name_len;
+		const char **dst;
+
+		if (eq && strncmp(arg, "--", 2) == 0) {
+			name_len = (size_t)(eq - arg);
+			value = eq + 1;
+			i += 1;
+		} else {
+			name_len = strlen(arg);
+			if (i + 1 >= argc)
+				tb_refuse(TB_INVALID, "%.200s: missing value",
+				          arg);
+			value = argv[i + 1];
+			i += 2;
+		}
+		dst = find_option(v, o, arg, name_len);
+		if (!dst)
+			tb_refuse(TB_INVALID, "%.*s: unknown option for %s",
+			          (int)(name_len > 200 ? 200 : name_len), arg,
+			          o->verb);
+		if (*dst)
+			tb_refuse(TB_INVALID, "%.*s: given twice",
+			          (int)name_len, arg);
+		*dst = value;
+	}
+	for (size_t i = 0; i < 4 && v->required[i].name; i++)
+		if (!*slot(o, v->required[i].offset))
+			tb_refuse(TB_INVALID, "%s: required by %s",
+			          v->required[i].name, o->verb);
+	tb_check_path("--root", o->root);
+	if (o->id)
+		check_id(o->id);
+}

@@ -1,0 +1,205 @@
+/* The native taskbox supervisor (docs/supervisor.md): shared declarations.
+ * A C implementation of the same files, verbs and rules as
+ * core/supervisor/taskbox_supervisor.py, for hosts that can run it. */
+#ifndef TB_NATIVE_SUP_H
+#define TB_NATIVE_SUP_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define TB_FORMAT 1
+#define TB_MAX_TASKS 128
+#define TB_LOG_CAP 1048576
+#define TB_TERM_GRACE_MS 1500
+#define TB_DRAIN_GRACE_MS 2000
+#define TB_CHUNK 262144
+#define TB_BATCH_BYTES 65536
+#define TB_BATCH_PAUSE_NS 500000
+#define TB_MAX_COMMAND 65536
+#define TB_MAX_PATH 4096
+#define TB_MIN_SECRET 4
+#define TB_MSG_MAX 1024
+/* A nullable integer field of a record that is null. */
+#define TB_NULL LLONG_MIN
+
+/* Refusal codes; the value is the exit status. */
+enum tb_code {
+	TB_INTERNAL = 1,
+	TB_INVALID = 2,
+	TB_LIMIT = 3,
+	TB_EXISTS = 4,
+	TB_NOT_FOUND = 5,
+	TB_RUNNING = 6
+};
+
+/* ---- main.c ---- */
+/* Prints {"error": MESSAGE, "code": CODE} and exits with CODE. */
+_Noreturn void tb_refuse(enum tb_code code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Out of memory: an internal refusal (the daemon's stdout is /dev/null, so
+ * there it only ends the process; its record then stays running and the
+ * host reports the supervisor gone). */
+_Noreturn void tb_oom(void);
+
+/* ---- json.c: output ---- */
+struct tb_str {
+	char *p;
+	size_t len, cap;
+};
+void tb_str_add(struct tb_str *s, const void *data, size_t n);
+void tb_str_cstr(struct tb_str *s, const char *text);
+void tb_str_fmt(struct tb_str *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void tb_str_free(struct tb_str *s);
+/* Appends BYTES as a JSON string: invalid UTF-8 becomes U+FFFD (one per
+ * maximal invalid subpart, as Python's "replace"), non-ASCII stays raw. */
+void tb_json_str(struct tb_str *s, const void *bytes, size_t n);
+/* Characters in BYTES as Python counts them after a surrogateescape
+ * decode: one per UTF-8 sequence, one per invalid byte. */
+size_t tb_utf8_chars(const void *bytes, size_t n);
+/* Length of a valid UTF-8 sequence at S (n > 0 bytes available), or 0 and
+ * *bad = the length of the maximal invalid subpart there (>= 1). */
+size_t tb_utf8_seq(const unsigned char *s, size_t n, size_t *bad);
+/* Writes S to stdout followed by a newline. */
+void tb_say(struct tb_str *s);
+
+/* ---- jscan.c: reading status records ---- */
+enum tb_jtype {
+	TB_J_STR,
+	TB_J_NUM,
+	TB_J_INT,
+	TB_J_BOOL,
+	TB_J_NULL,
+	TB_J_OBJ,
+	TB_J_ARR
+};
+struct tb_jmember {
+	const char *key; /* raw, between the quotes */
+	size_t key_len;
+	enum tb_jtype type;
+	const char *val; /* raw span of the value */
+	size_t val_len;
+};
+#define TB_JMEMBERS_MAX 64
+struct tb_jobject {
+	struct tb_jmember m[TB_JMEMBERS_MAX];
+	size_t n;
+};
+/* Parses TEXT as one JSON object (whitespace around allowed, UTF-8 only);
+ * records its first TB_JMEMBERS_MAX members. Returns 0, or -1 and a reason. */
+int tb_jobject_parse(const char *text, size_t len, struct tb_jobject *o,
+                     const char **why);
+/* The last member named KEY, or NULL. */
+const struct tb_jmember *tb_jget(const struct tb_jobject *o, const char *key);
+/* The member KEY as an integer, or TB_NULL when absent or not an integer. */
+long long tb_jint(const struct tb_jobject *o, const char *key);
+/* Compares the string member KEY (unescaped) with WANT. */
+int tb_jstr_is(const struct tb_jobject *o, const char *key, const char *want);
+
+/* ---- record.c ---- */
+struct tb_record {
+	char task_id[33];
+	const char *state;
+	struct tb_str command; /* the masked command, raw bytes */
+	const char *cwd;       /* NULL: null */
+	long long timeout, started_at, finished_at, exit_code;
+	long long supervisor_pid, supervisor_start, pgid, pgid_start;
+	unsigned long long stdout_bytes, stderr_bytes;
+	int stdout_truncated, stderr_truncated, cancel_requested;
+	char *error; /* NULL: null; else owned */
+};
+/* Appends REC as one JSON object, keys in format 1's order. */
+void tb_record_json(const struct tb_record *rec, struct tb_str *out);
+/* Replaces status.json in DFD: temp file, fsync, rename, fsync of DFD.
+ * Returns 0, or -1 with errno set. */
+int tb_record_write(int dfd, const struct tb_record *rec);
+/* Reads TDIR/status.json into RAW (trailing whitespace cut) and parses it.
+ * Returns 1, 0 when there is no record, or -1 with a reason in MSG. */
+int tb_status_read(const char *tdir, struct tb_str *raw, struct tb_jobject *o,
+                   char *msg, size_t msglen);
+int tb_state_terminal(const struct tb_jobject *o);
+/* Field 3 (state letter) and 22 (starttime) of /proc/PID/stat; -1 if none. */
+int tb_proc_stat(long long pid, char *state, long long *start);
+/* PID is a live, non-zombie process that started at START. */
+int tb_verified(long long pid, long long start);
+
+/* ---- mask.c ---- */
+struct tb_secrets {
+	char **v; /* longest first */
+	size_t *len;
+	size_t n, max_len;
+};
+/* The values (4+ bytes) of environment variables named like secrets. */
+void tb_secrets_load(struct tb_secrets *s);
+void tb_secrets_free(struct tb_secrets *s);
+struct tb_masker {
+	const struct tb_secrets *s;
+	unsigned char *work, *tail; /* tail: the held bytes */
+	size_t cap, held;
+	long *next; /* per secret: cached next match, -2 unknown, -1 none */
+};
+void tb_masker_init(struct tb_masker *m, const struct tb_secrets *s);
+void tb_masker_free(struct tb_masker *m);
+/* Masks the held tail joined with DATA; *OUT (inside the masker, valid
+ * until the next call) receives the bytes safe to write. FINAL flushes the
+ * held tail. Returns the length of *OUT. */
+size_t tb_mask_feed(struct tb_masker *m, const void *data, size_t n, int final,
+                    const unsigned char **out);
+
+/* ---- logs.c ---- */
+struct tb_stream {
+	int fd, log, open, big, truncated, masking;
+	unsigned long long kept;
+	struct tb_masker masker;
+};
+void tb_stream_init(struct tb_stream *st, int fd, int log,
+                    const struct tb_secrets *s);
+/* Reads once. Returns the bytes read, 0 when none or at EOF (then the
+ * stream is closed), -1 on a failure to write the log (errno set). */
+ssize_t tb_stream_read(struct tb_stream *st);
+/* Closes the pipe, flushing the masker's held tail. 0, or -1 (errno). */
+int tb_stream_close(struct tb_stream *st);
+void tb_stream_free(struct tb_stream *st);
+
+/* ---- run.c ---- */
+struct tb_job {
+	int dfd, ready_fd, log_out, log_err;
+	mode_t umask;
+	const char *command, *cwd;
+	long long timeout;
+	struct tb_record *rec;
+	struct tb_secrets *secrets;
+};
+/* Runs the command to its end and writes the final record. Returns 0, or
+ * -1 with a message in ERR (the caller writes the supervisor error). */
+int tb_run(struct tb_job *job, char *err, size_t errlen);
+/* The group (if any) gets SIGKILL. */
+void tb_run_kill_group(const struct tb_record *rec);
+void tb_signal_ready(int *ready_fd);
+
+/* ---- root.c ---- */
+/* Checks (with CREATE makes, 0700) the root; returns the locked .lock fd,
+ * or -1 when the root is absent. Refuses like docs/supervisor.md says. */
+int tb_root_lock(const char *root, int create);
+/* Number of task directories in ROOT; fills NAMES (33 bytes each, up to
+ * MAX) when not NULL. Refuses a root that is not a directory. */
+size_t tb_task_names(const char *root, char (*names)[33], size_t max);
+int tb_is_task_name(const char *name);
+/* Deletes PATH and everything below it without following symlinks. */
+int tb_remove_tree(const char *path);
+
+/* ---- verbs ---- */
+struct tb_opts {
+	const char *verb, *root, *id, *timeout, *command, *cwd, *wait;
+};
+void tb_args_parse(int argc, char **argv, struct tb_opts *o);
+void tb_check_path(const char *name, const char *value);
+long long tb_int_option(const char *name, const char *value, long long low,
+                        long long high);
+int tb_verb_start(const struct tb_opts *o);
+int tb_verb_cancel(const struct tb_opts *o);
+int tb_verb_remove(const struct tb_opts *o);
+int tb_verb_list(const struct tb_opts *o);
+
+#endif
