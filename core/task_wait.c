@@ -1,10 +1,16 @@
 /* The wait loop of get_task, cancel_task and tasks/result. */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "sup_client.h"
 #include "task_wait.h"
+
+/* A running task's full view (with its liveness check) is taken at least
+ * this often while cheap probes see nothing. */
+#define FULL_VIEW_EVERY_US 1000000u
 
 static uint64_t now_us(void)
 {
@@ -44,19 +50,56 @@ static bool settled(json_t *view, const struct tb_page_req *pr,
 	       field_int(view, "stderr_size") > (int64_t)pr->stderr_offset;
 }
 
+/* Whether a log has a byte at offset (one read_file of one byte). */
+static bool has_byte(struct tb_box *box, const char *task_id,
+                     const char *stream, uint64_t offset)
+{
+	char path[128], err[TB_ERR_MAX];
+	struct taskbox_buf data = {0};
+	uint64_t size;
+	int rc;
+
+	snprintf(path, sizeof(path), TB_TASK_ROOT "/%s/%s", task_id, stream);
+	rc = tb_box_read(box, path, offset, 1, &data, &size, err, sizeof(err));
+	bool yes = rc == TASKBOX_OK && data.len > 0;
+	tb_buf_free(&data);
+	return yes;
+}
+
+/* The cheap check between two views: the status record's state and, for
+ * TB_WAIT_CHANGE, a byte at each offset. True when a view is due. */
+static bool probe(struct tb_box *box, const char *task_id,
+                  const struct tb_page_req *pr, enum tb_wait_until until)
+{
+	struct tb_task_record rec;
+	char err[TB_ERR_MAX];
+	bool due;
+
+	memset(&rec, 0, sizeof(rec));
+	due = tb_sup_read_status(box, task_id, &rec, err, sizeof(err)) !=
+	          TASKBOX_OK ||
+	      rec.state != TB_TASK_RUNNING;
+	tb_task_record_clear(&rec);
+	if (!due && until == TB_WAIT_CHANGE)
+		due = has_byte(box, task_id, "stdout", pr->stdout_offset) ||
+		      has_byte(box, task_id, "stderr", pr->stderr_offset);
+	return due;
+}
+
 int tb_task_wait(tb_call *call, struct tb_box *box, const char *task_id,
                  const struct tb_page_req *pr, const char *note,
                  uint32_t wait_ms, enum tb_wait_until until, json_t **result)
 {
-	uint64_t start = now_us(), before, cost;
+	uint64_t start = now_us(), before, cost, viewed;
 	uint64_t limit_us = (uint64_t)wait_ms * 1000u;
+	int rc;
 
+	before = viewed = now_us();
+	rc = tb_task_view(box, task_id, pr, note, result);
+	cost = now_us() - before;
+	if (rc != 0 || settled(*result, pr, until))
+		return rc;
 	for (;;) {
-		before = now_us();
-		int rc = tb_task_view(box, task_id, pr, note, result);
-		cost = now_us() - before;
-		if (rc != 0 || settled(*result, pr, until))
-			return rc;
 		uint64_t spent = now_us() - start;
 		if (wait_ms != TB_WAIT_FOREVER && spent >= limit_us)
 			return rc;
@@ -70,7 +113,18 @@ int tb_task_wait(tb_call *call, struct tb_box *box, const char *task_id,
 		                 -1, NULL);
 		if (tb_call_sleep(call, tb_wait_interval_ms(cost, left)))
 			return rc; /* cancelled: nobody reads this answer */
+		before = now_us();
+		if (!probe(box, task_id, pr, until) &&
+		    before - viewed < FULL_VIEW_EVERY_US) {
+			cost = now_us() - before;
+			continue;
+		}
 		json_decref(*result);
 		*result = NULL;
+		before = viewed = now_us();
+		rc = tb_task_view(box, task_id, pr, note, result);
+		cost = now_us() - before;
+		if (rc != 0 || settled(*result, pr, until))
+			return rc;
 	}
 }
