@@ -52,6 +52,10 @@ bool tb_mcp_at_least(const struct tb_mcp *s, const char *v);
 /* The id's in-flight call, or NULL; calls_lock held. */
 struct tb_call *tb_mcp_find_call(struct tb_mcp *s, const char *id_key);
 
+/* Checks params' _meta and its progressToken (stored in *token, or
+ * NULL); returns an error response for id, or NULL when they are fine. */
+json_t *tb_mcp_meta_error(json_t *id, json_t *params, json_t **token);
+
 /* tools/list and tools/call; they answer (or hand off) themselves. */
 void tb_mcp_tools_list(struct tb_mcp *s, json_t *id, json_t *params);
 void tb_mcp_tools_call(struct tb_mcp *s, json_t *id, const char *id_key,

@@ -139,21 +139,13 @@ static void submit(struct tb_mcp *s, json_t *id, const char *id_key,
 static json_t *bad_params(json_t *id, json_t *params, bool wants_id,
                           json_t **token)
 {
-	json_t *meta = json_object_get(params, "_meta");
-
-	*token = json_object_get(meta, "progressToken");
+	*token = NULL;
 	if (params && !json_is_object(params))
 		return tb_rpc_error(id, TB_RPC_INVALID_PARAMS,
 		                    "Invalid params: params must be an object");
-	if (meta && !json_is_object(meta))
-		return tb_rpc_error(id, TB_RPC_INVALID_PARAMS,
-		                    "Invalid params: field '_meta' must be an "
-		                    "object");
-	if (*token && !json_is_string(*token) && !json_is_number(*token))
-		return tb_rpc_error(id, TB_RPC_INVALID_PARAMS,
-		                    "Invalid params: field "
-		                    "'_meta.progressToken' must be a string or "
-		                    "a number");
+	json_t *bad_meta = tb_mcp_meta_error(id, params, token);
+	if (bad_meta)
+		return bad_meta;
 	if (wants_id) {
 		json_t *tid = json_object_get(params, "taskId");
 		if (!json_is_string(tid) || json_string_length(tid) == 0 ||

@@ -81,16 +81,32 @@ void tb_mcp_tools_list(struct tb_mcp *s, json_t *id, json_t *params)
 	tb_mcp_send(s, tb_rpc_result(id, result));
 }
 
+json_t *tb_mcp_meta_error(json_t *id, json_t *params, json_t **token)
+{
+	json_t *meta = json_object_get(params, "_meta");
+
+	*token = json_object_get(meta, "progressToken");
+	if (meta && !json_is_object(meta))
+		return tb_rpc_error(id, TB_RPC_INVALID_PARAMS,
+		                    "Invalid params: field '_meta' must be an "
+		                    "object");
+	if (*token && !json_is_string(*token) && !json_is_number(*token))
+		return tb_rpc_error(id, TB_RPC_INVALID_PARAMS,
+		                    "Invalid params: field "
+		                    "'_meta.progressToken' must be a string or "
+		                    "a number");
+	return NULL;
+}
+
 /* Checks tools/call params; returns an error response or NULL. */
 static json_t *bad_params(struct tb_mcp *s, json_t *id, json_t *params,
                           const struct tb_tool_entry **tool, json_t **args,
                           json_t **token, json_t **task)
 {
 	json_t *name = json_object_get(params, "name");
-	json_t *meta = json_object_get(params, "_meta");
 
 	*args = json_object_get(params, "arguments");
-	*token = json_object_get(meta, "progressToken");
+	*token = NULL;
 	/* Without the tasks utility, 'task' is ignored (the spec says so). */
 	*task =
 	    tb_mcp_tasks_enabled(s) ? json_object_get(params, "task") : NULL;
@@ -113,15 +129,9 @@ static json_t *bad_params(struct tb_mcp *s, json_t *id, json_t *params,
 		return tb_rpc_error(id, TB_RPC_INVALID_PARAMS,
 		                    "Invalid params: field 'arguments' must be "
 		                    "an object");
-	if (meta && !json_is_object(meta))
-		return tb_rpc_error(id, TB_RPC_INVALID_PARAMS,
-		                    "Invalid params: field '_meta' must be an "
-		                    "object");
-	if (*token && !json_is_string(*token) && !json_is_number(*token))
-		return tb_rpc_error(id, TB_RPC_INVALID_PARAMS,
-		                    "Invalid params: field "
-		                    "'_meta.progressToken' must be a string or "
-		                    "a number");
+	json_t *bad_meta = tb_mcp_meta_error(id, params, token);
+	if (bad_meta)
+		return bad_meta;
 	*tool = tb_tools_find(json_string_value(name), s->opts.test_tools);
 	if (!*tool)
 		return tb_rpc_error(id, TB_RPC_INVALID_PARAMS,

@@ -165,6 +165,15 @@ static int view_task(tb_call *call, const struct handle *h, uint32_t wait_ms,
 	return TB_RPC_INVALID_PARAMS;
 }
 
+/* parse_id, then view_task. */
+static int view_by_id(tb_call *call, const char *task_id, uint32_t wait_ms,
+                      struct handle *h, json_t **view, char *err, size_t errlen)
+{
+	int rc = parse_id(task_id, h, err, errlen);
+
+	return rc ? rc : view_task(call, h, wait_ms, view, err, errlen);
+}
+
 static int create(tb_call *call, const struct tb_tool *tool, json_t *args,
                   json_t **out, char *err, size_t errlen)
 {
@@ -208,10 +217,8 @@ static int get(tb_call *call, const char *task_id, json_t **out, char *err,
 {
 	struct handle h;
 	json_t *view;
-	int rc = parse_id(task_id, &h, err, errlen);
+	int rc = view_by_id(call, task_id, 0, &h, &view, err, errlen);
 
-	if (rc == 0)
-		rc = view_task(call, &h, 0, &view, err, errlen);
 	if (rc != 0)
 		return rc;
 	*out = task_object(&h, view);
@@ -226,10 +233,9 @@ static int result(tb_call *call, const char *task_id, json_t **out,
 {
 	struct handle h;
 	json_t *view;
-	int rc = parse_id(task_id, &h, err, errlen);
+	int rc =
+	    view_by_id(call, task_id, TB_WAIT_FOREVER, &h, &view, err, errlen);
 
-	if (rc == 0)
-		rc = view_task(call, &h, TB_WAIT_FOREVER, &view, err, errlen);
 	if (rc != 0)
 		return rc;
 	if (tb_call_cancelled(call)) {
@@ -252,10 +258,8 @@ static int cancel(tb_call *call, const char *task_id, json_t **out, char *err,
 	struct tb_box box;
 	struct handle h;
 	json_t *view;
-	int rc = parse_id(task_id, &h, err, errlen);
+	int rc = view_by_id(call, task_id, 0, &h, &view, err, errlen);
 
-	if (rc == 0)
-		rc = view_task(call, &h, 0, &view, err, errlen);
 	if (rc != 0)
 		return rc;
 	const char *state = json_string_value(json_object_get(view, "state"));
