@@ -87,10 +87,13 @@ int tb_workers_submit(struct tb_workers *w, void (*fn)(void *), void *arg)
 	if (!w->stopping && w->count < w->cap) {
 		w->ring[(w->head + w->count) % w->cap] = (struct job){fn, arg};
 		w->count++;
-		pthread_cond_signal(&w->ready);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&w->lock);
+	/* Signalled after the unlock, so the woken thread does not block at
+	 * once on the mutex the submitter still holds. */
+	if (rc == 0)
+		pthread_cond_signal(&w->ready);
 	return rc;
 }
 

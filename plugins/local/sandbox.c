@@ -233,8 +233,7 @@ int tb_local_connect(void *instance, const char *sandbox_id, void **conn,
 	snprintf(c->meta_path, sizeof(c->meta_path), "%s/%s", c->id, META);
 	c->dir_fd = openat(L->root_fd, c->id,
 	                   O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	err = c->dir_fd < 0 ? errno
-	                    : tb_local_meta_read(L->root_fd, c->meta_path, &m);
+	err = c->dir_fd < 0 ? errno : tb_local_meta_read(c->dir_fd, NULL, &m);
 	if (err) {
 		if (err == ENOENT || err == ENOTDIR) {
 			tb_local_err(errbuf, errlen, "no sandbox %s", c->id);
@@ -250,7 +249,11 @@ int tb_local_connect(void *instance, const char *sandbox_id, void **conn,
 		             "sandbox %s expired and was removed", sandbox_id);
 		return TASKBOX_E_GONE;
 	}
+	/* What the first op's liveness check compares against: it re-reads
+	 * meta.json only when the file was replaced since. */
 	c->deadline = m.deadline;
+	c->meta_ino = m.ino;
+	c->meta_mtime = m.mtime;
 	c->home_fd =
 	    openat(c->dir_fd, "home", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (c->home_fd < 0) {
@@ -329,11 +332,10 @@ int tb_local_conn_alive(struct tb_local_conn *c, char *errbuf, size_t errlen)
 
 int tb_local_conn_gone(struct tb_local_conn *c)
 {
-	char path[TB_LOCAL_ID_LEN + sizeof(META) + 1];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/%s", c->id, META);
-	return fstatat(c->inst->root_fd, path, &st, AT_SYMLINK_NOFOLLOW) != 0 &&
+	return fstatat(c->inst->root_fd, c->meta_path, &st,
+	               AT_SYMLINK_NOFOLLOW) != 0 &&
 	       errno == ENOENT;
 }
 
