@@ -9,6 +9,7 @@
 #include "instance.h"
 #include "loader.h"
 #include "provider_check.h"
+#include "sup_native.h"
 
 /* Loads one candidate file, prints one line about it, unloads it. */
 static void list_plugin(const char *name, const char *path, void *arg)
@@ -50,12 +51,16 @@ static unsigned probe_instances(const struct tb_config *cfg)
 			failed++;
 			continue;
 		}
-		printf("  ok        %s%s: plugin %s %s, ABI %u.%u, %s\n",
+		printf("  ok        %s%s: plugin %s %s, ABI %u.%u, %s, "
+		       "supervisor %s\n",
 		       ci->name, tag, tb_plugin_desc(plugin)->name,
 		       tb_plugin_desc(plugin)->version,
 		       (unsigned)tb_plugin_desc(plugin)->abi_major,
 		       (unsigned)tb_plugin_desc(plugin)->abi_minor,
-		       tb_plugin_file(plugin));
+		       tb_plugin_file(plugin),
+		       tb_sup_native_for(tb_plugin_desc(plugin))
+		           ? tb_sup_native_path()
+		           : "python3");
 		tb_instance_stop(plugin, handle);
 	}
 	return failed;

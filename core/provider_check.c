@@ -29,6 +29,7 @@ size_t tb_provider_min_size(uint32_t minor)
 {
 	switch (minor) {
 	case 0:
+	case 1: /* 1.1 appended features, which may be absent (no features) */
 		return OPS_OFFSET(destroy) + sizeof(void (*)(void));
 	default:
 		return 0;

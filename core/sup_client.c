@@ -7,7 +7,7 @@
 
 #include "log.h"
 #include "sup_client.h"
-#include "supervisor/supervisor_source.h"
+#include "sup_native.h"
 
 /* Time allowed for the start and remove verbs: a python3 start-up plus a
  * little work, on a slow remote provider. */
@@ -19,8 +19,8 @@
  * 96 KiB encoded may be in it. */
 #define VERB_OUTPUT_LIMIT (1024 * 1024)
 #define STAT_MAX 4096
-/* How every verb starts; the verb is argv[5]. */
-#define SUP_ARGV "python3", "-I", "-S", "-c", tb_supervisor_source
+/* The most arguments of a verb, the verb included. */
+#define VERB_ARGS_MAX 16
 
 void tb_sup_reply_clear(struct tb_sup_reply *r)
 {
@@ -28,9 +28,37 @@ void tb_sup_reply_clear(struct tb_sup_reply *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Runs argv (python3 -I -S -c SOURCE VERB ...) and sorts its output into
- * reply. -S: the supervisor needs nothing from site-packages. */
-static void run_verb(struct tb_box *box, const char *const *argv,
+/* Runs the verb ARGS (the verb, then its options) with the box's
+ * supervisor (sup_native.h). A native one that printed nothing and failed
+ * could not run in the sandbox (nothing was started): the verb runs again
+ * with python3, as every later verb on that instance does. */
+static int exec_verb(struct tb_box *box, const char *const *args,
+                     uint32_t timeout_ms, struct taskbox_exec_result *res,
+                     char *err, size_t errlen)
+{
+	const char *argv[TB_SUP_PREFIX_MAX + VERB_ARGS_MAX + 1];
+	size_t n;
+	int rc, native = 1;
+
+again:
+	n = tb_sup_prefix(box, argv, &native);
+	for (size_t i = 0; args[i] && i < VERB_ARGS_MAX; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	rc = tb_box_exec(box, argv, NULL, timeout_ms, VERB_OUTPUT_LIMIT, NULL,
+	                 NULL, res, err, errlen);
+	if (native && rc == TASKBOX_OK && !res->timed_out &&
+	    res->out.len == 0 && res->exit_code != 0) {
+		tb_sup_native_unusable(box, res->exit_code);
+		tb_exec_result_free(res);
+		native = 0;
+		goto again;
+	}
+	return rc;
+}
+
+/* Runs the verb ARGS and sorts its output into reply. */
+static void run_verb(struct tb_box *box, const char *const *args,
                      const char *task_id, uint32_t timeout_ms,
                      struct tb_sup_reply *reply)
 {
@@ -42,8 +70,8 @@ static void run_verb(struct tb_box *box, const char *const *argv,
 
 	memset(reply, 0, sizeof(*reply));
 	reply->outcome = TB_SUP_UNSURE;
-	rc = tb_box_exec(box, argv, NULL, timeout_ms, VERB_OUTPUT_LIMIT, NULL,
-	                 NULL, &res, reply->message, sizeof(reply->message));
+	rc = exec_verb(box, args, timeout_ms, &res, reply->message,
+	               sizeof(reply->message));
 	if (rc != TASKBOX_OK)
 		goto out;
 	out = (const char *)res.out.data;
@@ -51,7 +79,7 @@ static void run_verb(struct tb_box *box, const char *const *argv,
 	if (res.timed_out) {
 		snprintf(reply->message, sizeof(reply->message),
 		         "the supervisor's %s did not answer within %u s",
-		         argv[5], timeout_ms / 1000);
+		         args[0], timeout_ms / 1000);
 		goto out;
 	}
 	if (out && tb_task_record_parse(out, len, task_id, &reply->rec, perr,
@@ -70,7 +98,7 @@ static void run_verb(struct tb_box *box, const char *const *argv,
 	snprintf(reply->message, sizeof(reply->message),
 	         "the supervisor's %s exited with %d and printed no usable "
 	         "record (%.400s)%s%.*s",
-	         argv[5], res.exit_code, out ? perr : "no output",
+	         args[0], res.exit_code, out ? perr : "no output",
 	         res.err.len ? ": " : "",
 	         (int)(res.err.len > 300 ? 300 : res.err.len),
 	         res.err.data ? (const char *)res.err.data : "");
@@ -87,11 +115,6 @@ void tb_sup_start(struct tb_box *box, const char *task_id, const char *command,
 	int n = 0;
 
 	snprintf(timeout, sizeof(timeout), "%u", timeout_s);
-	argv[n++] = "python3";
-	argv[n++] = "-I";
-	argv[n++] = "-S";
-	argv[n++] = "-c";
-	argv[n++] = tb_supervisor_source;
 	argv[n++] = "start";
 	argv[n++] = "--root";
 	argv[n++] = TB_TASK_ROOT;
@@ -111,15 +134,14 @@ void tb_sup_start(struct tb_box *box, const char *task_id, const char *command,
 
 int tb_sup_list(struct tb_box *box, json_t **tasks, char *err, size_t errlen)
 {
-	const char *argv[] = {SUP_ARGV, "list", "--root", TB_TASK_ROOT, NULL};
+	const char *argv[] = {"list", "--root", TB_TASK_ROOT, NULL};
 	struct taskbox_exec_result res;
 	char msg[TB_ERR_MAX], code[16];
 	json_t *doc = NULL;
 	int rc;
 
 	*tasks = NULL;
-	rc = tb_box_exec(box, argv, NULL, VERB_TIMEOUT_MS, VERB_OUTPUT_LIMIT,
-	                 NULL, NULL, &res, err, errlen);
+	rc = exec_verb(box, argv, VERB_TIMEOUT_MS, &res, err, errlen);
 	if (rc != TASKBOX_OK)
 		goto out;
 	if (res.timed_out) {
@@ -154,9 +176,8 @@ out:
 void tb_sup_cancel(struct tb_box *box, const char *task_id,
                    struct tb_sup_reply *reply)
 {
-	const char *argv[] = {SUP_ARGV,     "cancel",    "--root",
-	                      TB_TASK_ROOT, "--id",      task_id,
-	                      "--wait",     CANCEL_WAIT, NULL};
+	const char *argv[] = {"cancel", "--root", TB_TASK_ROOT, "--id",
+	                      task_id,  "--wait", CANCEL_WAIT,  NULL};
 
 	run_verb(box, argv, task_id, CANCEL_TIMEOUT_MS, reply);
 }
@@ -164,7 +185,7 @@ void tb_sup_cancel(struct tb_box *box, const char *task_id,
 void tb_sup_remove(struct tb_box *box, const char *task_id,
                    struct tb_sup_reply *reply)
 {
-	const char *argv[] = {SUP_ARGV, "remove", "--root", TB_TASK_ROOT,
+	const char *argv[] = {"remove", "--root", TB_TASK_ROOT,
 	                      "--id",   task_id,  NULL};
 
 	run_verb(box, argv, task_id, VERB_TIMEOUT_MS, reply);

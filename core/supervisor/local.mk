@@ -33,3 +33,14 @@ taskbox_supervisor_SOURCES = core/supervisor/native/main.c \
 	core/supervisor/native/start.c core/supervisor/native/verbs.c \
 	core/supervisor/native/sup.h
 taskbox_supervisor_CFLAGS = $(AM_CFLAGS)
+
+# The host's choice between the two (core/sup_native.c).
+libtaskbox_core_la_SOURCES += core/sup_native.c
+noinst_HEADERS += core/sup_native.h
+libtaskbox_core_la_CFLAGS += -DTB_PKGLIBEXECDIR='"$(pkglibexecdir)"'
+
+# The server's choice between them, on the local provider.
+EXTRA_DIST += tests/supervisor/host-choice.test.mjs
+if INTEGRATION_TESTS
+TESTS += tests/supervisor/host-choice.test.mjs
+endif

@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define TASKBOX_ABI_MAJOR 1
-#define TASKBOX_ABI_MINOR 0
+#define TASKBOX_ABI_MINOR 1
 
 /* The one exported symbol of a plugin, carrying the ABI major. */
 #define TASKBOX_PROVIDER_ENTRY taskbox_provider_entry_v1
@@ -243,7 +243,18 @@ struct taskbox_provider {
 	const char *version; /* the plugin's own version, free text */
 	const char *description; /* one line */
 	struct taskbox_provider_ops ops;
+
+	/* Since ABI 1.1: TASKBOX_FEATURE_* bits the provider declares. A
+	 * plugin built for 1.0 reports a struct_size that ends before this
+	 * field, and the host reads it as 0 (no features). */
+	uint64_t features;
 };
+
+/* exec runs argv on this host's kernel, as the server's user, with the
+ * host's filesystem visible at the same paths (read-only at least), so the
+ * host may run its own programs in the sandbox (for instance its native
+ * task supervisor instead of the portable python3 one). */
+#define TASKBOX_FEATURE_HOST_EXEC (UINT64_C(1) << 0)
 
 /* The entry's type. Thread-safe; returns the same pointer every time. */
 typedef const struct taskbox_provider *(*taskbox_provider_entry_fn)(void);
@@ -255,7 +266,8 @@ typedef const struct taskbox_provider *(*taskbox_provider_entry_fn)(void);
 #define TASKBOX_EXPORT
 #endif
 
-/* Defines a plugin's entry so that it returns &desc:
+/* Defines a plugin's entry so that it returns &desc, for plugins of any
+ * minor (struct_size = sizeof(struct taskbox_provider) in the plugin):
  *   static const struct taskbox_provider desc = { ... };
  *   TASKBOX_PROVIDER_DEFINE(desc)
  */

@@ -9,6 +9,7 @@ static const struct taskbox_provider desc = {
     "1.0",
     "a mismatched name",
     FAKE_OPS,
+    0,
 };
 
 TASKBOX_PROVIDER_DEFINE(desc)

@@ -9,6 +9,7 @@ static const struct taskbox_provider desc = {
     "1.0",
     "a plugin that follows every rule",
     FAKE_OPS,
+    0,
 };
 
 TASKBOX_PROVIDER_DEFINE(desc)

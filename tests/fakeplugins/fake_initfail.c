@@ -20,6 +20,7 @@ static const struct taskbox_provider desc = {
     "init always fails",
     {initfail_init, fake_fini, fake_create, fake_connect, fake_close, fake_exec,
      fake_read_file, fake_destroy, NULL, NULL},
+    0,
 };
 
 TASKBOX_PROVIDER_DEFINE(desc)

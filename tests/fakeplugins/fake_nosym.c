@@ -10,6 +10,7 @@ static const struct taskbox_provider desc = {
     "1.0",
     "no entry for this ABI major",
     FAKE_OPS,
+    0,
 };
 
 TASKBOX_EXPORT const struct taskbox_provider *taskbox_provider_entry_v2(void);

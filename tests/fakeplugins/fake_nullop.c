@@ -10,6 +10,7 @@ static const struct taskbox_provider desc = {
     "exec is missing",
     {fake_init, fake_fini, fake_create, fake_connect, fake_close, NULL,
      fake_read_file, fake_destroy, NULL, NULL},
+    0,
 };
 
 TASKBOX_PROVIDER_DEFINE(desc)

@@ -1,5 +1,5 @@
-/* Reports the minimum struct_size: the optional ops it also fills in
- * (renew) lie past it and must read as absent. */
+/* Reports the minimum struct_size: the optional ops and the features it
+ * also fills in lie past it and must read as absent. */
 #include "fake_ops.h"
 
 static const struct taskbox_provider desc = {
@@ -10,6 +10,7 @@ static const struct taskbox_provider desc = {
     "1.0",
     "only the required ops count",
     FAKE_OPS,
+    TASKBOX_FEATURE_HOST_EXEC, /* past struct_size: reads as 0 */
 };
 
 TASKBOX_PROVIDER_DEFINE(desc)

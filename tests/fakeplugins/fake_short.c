@@ -9,6 +9,7 @@ static const struct taskbox_provider desc = {
     "1.0",
     "struct_size too short",
     FAKE_OPS,
+    0,
 };
 
 TASKBOX_PROVIDER_DEFINE(desc)

@@ -19,7 +19,8 @@ ${MAKE:-make} -s -C "$builddir" install DESTDIR="$root/dest" >"$root/install.log
 pc=$(find "$root/dest" -name taskbox-provider.pc | head -n 1)
 bin=$(find "$root/dest" -path '*/bin/taskbox' | head -n 1)
 header=$(find "$root/dest" -path '*/include/taskbox/provider.h' | head -n 1)
-for f in "$pc" "$bin" "$header"; do
+supervisor=$(find "$root/dest" -path '*/libexec/taskbox/taskbox-supervisor' | head -n 1)
+for f in "$pc" "$bin" "$header" "$supervisor"; do
 	[ -n "$f" ] || { echo "FAIL: make install left out a file"; exit 1; }
 done
 echo "installed: $bin, $header, $pc"
@@ -67,7 +68,7 @@ static const struct taskbox_provider desc = {
 	TASKBOX_ABI_MAJOR, TASKBOX_ABI_MINOR, sizeof(struct taskbox_provider),
 	"outside", "9.9", "built out of tree",
 	{o_init, o_fini, o_create, o_connect, o_close, o_exec, o_read,
-	 o_destroy, NULL, NULL}};
+	 o_destroy, NULL, NULL}, 0};
 
 TASKBOX_PROVIDER_DEFINE(desc)
 SRC
@@ -84,7 +85,7 @@ status=0
 	>"$root/out" 2>&1 || status=$?
 cat "$root/out"
 [ "$status" -eq 0 ] || { echo "FAIL: taskbox providers exited $status"; exit 1; }
-grep -Eq "ok +outside +9\.9 +ABI 1\.0 +$root/plugins/outside\.so" "$root/out" ||
+grep -Eq "ok +outside +9\.9 +ABI 1\.1 +$root/plugins/outside\.so" "$root/out" ||
 	{ echo "FAIL: the outside plugin was not listed as loaded"; exit 1; }
 grep -Eq "ok +out \(default\): plugin outside 9\.9" "$root/out" ||
 	{ echo "FAIL: the outside instance did not start"; exit 1; }

@@ -288,13 +288,18 @@ class TestStart(SupervisorCase):
         seen, bad, stop = set(), [], threading.Event()
 
         def reader():
-            while not stop.is_set():
+            # One read after stop too: the terminal record is then seen
+            # however quickly the task ended.
+            while True:
+                last = stop.is_set()
                 with open(self.path(tid, "status.json"), "rb") as f:
                     raw = f.read()
                 try:
                     seen.add(json.loads(raw)["state"])
                 except ValueError:
                     bad.append(raw)
+                if last:
+                    break
 
         thread = threading.Thread(target=reader)
         thread.start()

@@ -14,7 +14,23 @@ cat >"$tmp/plugin.c" <<'SRC'
 
 static const struct taskbox_provider desc = {
     TASKBOX_ABI_MAJOR, TASKBOX_ABI_MINOR, sizeof(struct taskbox_provider),
-    "check", "1", "header check", {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
+    "check", "1", "header check", {0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    TASKBOX_FEATURE_HOST_EXEC};
+
+TASKBOX_PROVIDER_DEFINE(desc)
+SRC
+# A plugin written for ABI 1.0 (designated fields, no features) still
+# compiles, and reports the struct_size of 1.0.
+cat >"$tmp/plugin10.c" <<'SRC'
+#include <taskbox/provider.h>
+
+static const struct taskbox_provider desc = {
+    .abi_major = 1,
+    .abi_minor = 0,
+    .struct_size = offsetof(struct taskbox_provider, features),
+    .name = "check",
+    .version = "1",
+    .description = "a 1.0 plugin"};
 
 TASKBOX_PROVIDER_DEFINE(desc)
 SRC
@@ -35,7 +51,7 @@ run() {
 
 strict="-pedantic -Wall -Wextra -Werror -I$inc -c"
 for std in c99 c11; do
-	for f in alone plugin; do
+	for f in alone plugin plugin10; do
 		run $cc -std=$std $strict -o "$tmp/$f-$std.o" "$tmp/$f.c"
 	done
 done

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "provider_check.h"
@@ -69,6 +70,7 @@ static struct taskbox_provider good(void)
 	    "in memory",
 	    {ok_init, ok_fini, ok_create, ok_connect, ok_close, ok_exec,
 	     ok_read, ok_destroy, NULL, ok_renew},
+	    TASKBOX_FEATURE_HOST_EXEC,
 	};
 	return d;
 }
@@ -112,7 +114,7 @@ Test(abi_check, rejects_a_newer_minor)
 
 	d.abi_minor = TASKBOX_ABI_MINOR + 1;
 	cr_assert_eq(tb_provider_check(&d, "mod", &out, err, sizeof err), -1);
-	cr_assert_str_eq(err, "ABI minor 1 is newer than the host's 1.0");
+	cr_assert_str_eq(err, "ABI minor 2 is newer than the host's 1.1");
 }
 
 Test(abi_check, minimum_size_ends_after_destroy)
@@ -120,7 +122,31 @@ Test(abi_check, minimum_size_ends_after_destroy)
 	cr_assert_eq(tb_provider_min_size(0),
 	             offsetof(struct taskbox_provider, ops.destroy) +
 	                 sizeof(void *));
+	cr_assert_eq(tb_provider_min_size(1), tb_provider_min_size(0),
+	             "1.1 appended only the optional features");
 	cr_assert_eq(tb_provider_min_size(TASKBOX_ABI_MINOR + 1), 0);
+}
+
+Test(abi_check, features_are_copied)
+{
+	struct taskbox_provider d = good();
+
+	cr_assert_eq(tb_provider_check(&d, "mod", &out, err, sizeof err), 0,
+	             "%s", err);
+	cr_assert_eq(out.features, TASKBOX_FEATURE_HOST_EXEC);
+}
+
+Test(abi_check, a_1_0_plugin_has_no_features)
+{
+	struct taskbox_provider d = good();
+
+	/* What a plugin built against the 1.0 header reports. */
+	d.abi_minor = 0;
+	d.struct_size = offsetof(struct taskbox_provider, features);
+	cr_assert_eq(tb_provider_check(&d, "mod", &out, err, sizeof err), 0,
+	             "%s", err);
+	cr_assert_eq(out.features, 0, "features lie past a 1.0 struct_size");
+	cr_assert(out.ops.renew == ok_renew);
 }
 
 Test(abi_check, rejects_a_short_struct)

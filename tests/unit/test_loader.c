@@ -87,6 +87,8 @@ Test(loader, fields_past_struct_size_are_absent)
 	cr_assert_not_null(p, "%s", err);
 	cr_assert_null(tb_plugin_desc(p)->ops.renew,
 	               "renew lies past the plugin's struct_size");
+	cr_assert_eq(tb_plugin_desc(p)->features, 0,
+	             "features lie past the plugin's struct_size");
 	cr_assert_not_null(tb_plugin_desc(p)->ops.destroy);
 	tb_plugin_release(p);
 }
@@ -103,7 +105,7 @@ Test(loader, rejects_another_major)
 
 Test(loader, rejects_a_newer_minor)
 {
-	expect_rejected("fake_minor", "ABI minor 1 is newer than the host's");
+	expect_rejected("fake_minor", "ABI minor 2 is newer than the host's");
 }
 
 Test(loader, rejects_a_short_struct)
