@@ -107,10 +107,14 @@ int tb_task_wait(tb_call *call, struct tb_box *box, const char *task_id,
 		    wait_ms == TB_WAIT_FOREVER
 		        ? UINT32_MAX
 		        : (uint32_t)((limit_us - spent + 999) / 1000);
-		tb_call_progress(call,
-		                 (double)(field_int(*result, "stdout_size") +
-		                          field_int(*result, "stderr_size")),
-		                 -1, NULL);
+		/* Never right before the answer: a client may drop a
+		 * progress notification that its result overtakes. */
+		if (left >= TB_WAIT_MIN_MS)
+			tb_call_progress(
+			    call,
+			    (double)(field_int(*result, "stdout_size") +
+			             field_int(*result, "stderr_size")),
+			    -1, NULL);
 		if (tb_call_sleep(call, tb_wait_interval_ms(cost, left)))
 			return rc; /* cancelled: nobody reads this answer */
 		before = now_us();

@@ -18,7 +18,8 @@ export function waitingTests(h) {
   test("get_task wait answers on new output, on the task's end, and when wait runs out", { timeout: 90000 }, async () => {
     const a = await server();
     const sb = await createSandbox(a);
-    const t = await start(a, sb, "sleep 1; printf A; sleep 1; printf B >&2; sleep 1; exit 4");
+    // Seconds apart, so that a slow provider still sees each step apart.
+    const t = await start(a, sb, "sleep 1; printf A; sleep 4; printf B >&2; sleep 4; exit 4");
     // New output past the offsets ends the wait with the task still running.
     const first = await getTask(a, sb, t.task_id, { wait: 30 });
     assert.equal(first.state, "running");
@@ -71,11 +72,13 @@ export function waitingTests(h) {
   test("a waiting get_task reports the bytes seen so far as progress", { timeout: 60000 }, async () => {
     const a = await server();
     const sb = await createSandbox(a);
-    const t = await start(a, sb, "printf 12345; printf 678 >&2; sleep 300");
+    // The 9 comes seconds later, so the waiting call sees 8 bytes first.
+    const t = await start(a, sb, "printf 12345; printf 678 >&2; sleep 6; printf 9; sleep 300");
     await getTask(a, sb, t.task_id, { wait: 30, stdout_offset: 0 });
     const progress = [];
-    const r = await call(a, "get_task", { sandbox_id: sb, task_id: t.task_id, wait: 2, stdout_offset: 5, stderr_offset: 3 }, { onprogress: (p) => progress.push(p) });
+    const r = await call(a, "get_task", { sandbox_id: sb, task_id: t.task_id, wait: 30, stdout_offset: 5, stderr_offset: 3 }, { onprogress: (p) => progress.push(p) });
     assert.equal(data(r).state, "running");
+    assert.equal(data(r).stdout, "9");
     assert.ok(progress.length >= 1, "at least one progress notification");
     for (const p of progress) {
       assert.equal(p.progress, 8, "progress is the bytes of output seen");
