@@ -192,7 +192,7 @@ int tb_serve(const struct tb_serve_opts *opts)
 	session = tb_mcp_new(&mo);
 	if (!session)
 		goto out;
-	tb_log(TB_LOG_INFO, "serving MCP on stdio with %u workers", n);
+	tb_log(TB_LOG_INFO, "serving MCP on stdio with up to %u workers", n);
 	read_loop(opts->in_fd, session);
 	rc = 0;
 out:
