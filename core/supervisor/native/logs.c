@@ -71,8 +71,10 @@ ssize_t tb_stream_read(struct tb_stream *st)
 
 	if (!st->open)
 		return 0;
-	if (discarding && !st->big)
+	if (discarding && !st->discarding) {
+		st->discarding = 1;
 		start_discarding(st);
+	}
 	do
 		n = read(st->fd, buffer,
 		         discarding ? sizeof(buffer) : TB_CHUNK);

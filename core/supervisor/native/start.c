@@ -70,6 +70,11 @@ static _Noreturn void daemon_main(const char *tdir, struct tb_record *rec,
 	close_inherited(ready_fd);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
+	/* A launcher that is gone must not kill the supervisor through the
+	 * ready pipe, nor a file size limit through the logs (write fails
+	 * instead, as in python3, which ignores both at start-up). */
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
 	job.rec = rec;
 	job.ready_fd = ready_fd;
 	job.umask = umask_saved;

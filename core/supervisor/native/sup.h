@@ -149,7 +149,7 @@ size_t tb_mask_feed(struct tb_masker *m, const void *data, size_t n, int final,
 
 /* ---- logs.c ---- */
 struct tb_stream {
-	int fd, log, open, big, truncated, masking;
+	int fd, log, open, big, truncated, masking, discarding;
 	unsigned long long kept;
 	struct tb_masker masker;
 };
