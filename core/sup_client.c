@@ -28,10 +28,26 @@ void tb_sup_reply_clear(struct tb_sup_reply *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* The native supervisor never ran: no output, a failed exec, and an exit
+ * status or a message of the exec itself (126/127, or its path on stderr,
+ * as bwrap reports a missing program). The supervisor itself never writes
+ * to stderr, and a crash of it is not taken for this. */
+static int native_not_run(const struct taskbox_exec_result *res)
+{
+	const char *path = tb_sup_native_path();
+
+	if (res->timed_out || res->out.len != 0 || res->exit_code == 0)
+		return 0;
+	if (res->exit_code == 126 || res->exit_code == 127)
+		return 1;
+	return path && res->err.data &&
+	       memmem(res->err.data, res->err.len, path, strlen(path)) != NULL;
+}
+
 /* Runs the verb ARGS (the verb, then its options) with the box's
- * supervisor (sup_native.h). A native one that printed nothing and failed
- * could not run in the sandbox (nothing was started): the verb runs again
- * with python3, as every later verb on that instance does. */
+ * supervisor (sup_native.h). A native one that could not run in the
+ * sandbox started nothing: the verb runs again with python3, as every
+ * later verb on that instance does. */
 static int exec_verb(struct tb_box *box, const char *const *args,
                      uint32_t timeout_ms, struct taskbox_exec_result *res,
                      char *err, size_t errlen)
@@ -47,8 +63,7 @@ again:
 	argv[n] = NULL;
 	rc = tb_box_exec(box, argv, NULL, timeout_ms, VERB_OUTPUT_LIMIT, NULL,
 	                 NULL, res, err, errlen);
-	if (native && rc == TASKBOX_OK && !res->timed_out &&
-	    res->out.len == 0 && res->exit_code != 0) {
+	if (native && rc == TASKBOX_OK && native_not_run(res)) {
 		tb_sup_native_unusable(box, res->exit_code);
 		tb_exec_result_free(res);
 		native = 0;

@@ -116,8 +116,7 @@ void tb_sup_native_unusable(const struct tb_box *box, int exit_code)
 		unusable[n_unusable++] = box->inst;
 	pthread_mutex_unlock(&unusable_lock);
 	tb_log(TB_LOG_INFO,
-	       "instance %s: %s exited with %d and printed nothing in the "
-	       "sandbox (not visible there?); its tasks use the python3 "
-	       "supervisor",
+	       "instance %s: %s could not run in the sandbox (exit %d; not "
+	       "visible there?); its tasks use the python3 supervisor",
 	       box->inst->name, native_path, exit_code);
 }

@@ -25,9 +25,9 @@ int tb_sup_native_for(const struct taskbox_provider *desc);
  * *native: on entry, zero asks for python3; on return, which was chosen. */
 size_t tb_sup_prefix(const struct tb_box *box, const char **argv, int *native);
 
-/* The native supervisor could not be run on BOX's instance (exec printed
- * nothing and failed: the path is not visible inside its sandboxes): its
- * later verbs use python3. Thread-safe. */
+/* The native supervisor could not be run on BOX's instance (the path is
+ * not visible inside its sandboxes): its later verbs use python3.
+ * Thread-safe. */
 void tb_sup_native_unusable(const struct tb_box *box, int exit_code);
 
 #endif /* TB_SUP_NATIVE_H */
