@@ -84,6 +84,13 @@ expect 3 'must be a string' "$bin" providers --config "$tmp/bad.json"
 # providers: every fake plugin listed, each rejection with its reason.
 expect 0 'ok +work \(default\): plugin fake_good 1\.0, ABI 1\.1' \
 	"$bin" providers --config "$tmp/good.json" --plugin-dir "$fakes"
+# Which supervisor each instance's tasks use: python3 where the provider
+# does not declare TASKBOX_FEATURE_HOST_EXEC, the build's native one on the
+# local provider.
+expect 0 'ok +work \(default\): plugin fake_good .*, supervisor python3$' \
+	"$bin" providers --config "$tmp/good.json" --plugin-dir "$fakes"
+expect 0 'ok +local \(default\): plugin local .*, supervisor /.*/taskbox-supervisor$' \
+	env -u TASKBOX_SUPERVISOR "$bin" providers
 for reason in \
 	'fake_major\.la: ABI major 2, host speaks 1' \
 	'fake_minor\.la: ABI minor 2 is newer' \
