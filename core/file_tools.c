@@ -114,11 +114,7 @@ static int read_file(tb_call *call, json_t *args, json_t **result)
 	                       : (uint64_t)offset + data.len >= size,
 	    "encoding", encoding, "content", content);
 	tb_buf_free(&data);
-	if (*result == NULL) {
-		snprintf(err, sizeof(err), "out of memory building the result");
-		goto refuse;
-	}
-	return 0;
+	return tb_result_or_oom(result);
 refuse:
 	*result = tb_error_json(err);
 	return 1;

@@ -76,9 +76,7 @@ static int list_tasks(tb_call *call, json_t *args, json_t **result)
 	*result =
 	    json_pack("{s:s,s:o,s:o}", "sandbox_id", box.id, "tasks", page,
 	              "next_cursor", next[0] ? json_string(next) : json_null());
-	if (*result)
-		return 0;
-	snprintf(err, sizeof(err), "out of memory building the result");
+	return tb_result_or_oom(result);
 refuse:
 	*result = tb_error_json(err);
 	return 1;

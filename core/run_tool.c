@@ -87,11 +87,7 @@ static int run_command(tb_call *call, json_t *args, json_t **result)
 	    tb_page_text(res.err.data, res.err.len), "stdout_truncated",
 	    res.out_truncated != 0, "stderr_truncated", res.err_truncated != 0);
 	tb_exec_result_free(&res);
-	if (*result == NULL) {
-		snprintf(err, sizeof(err), "out of memory building the result");
-		goto refuse;
-	}
-	return 0;
+	return tb_result_or_oom(result);
 refuse:
 	*result = tb_error_json(err);
 	return 1;

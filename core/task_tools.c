@@ -183,11 +183,7 @@ int tb_start_task(tb_call *call, json_t *args, json_t **result)
 		*result = tb_task_fields(box.id, task_id, TB_TASK_UNKNOWN, NULL,
 		                         reply.message);
 	tb_sup_reply_clear(&reply);
-	if (*result == NULL) {
-		*result = tb_error_json("out of memory building the result");
-		return 1;
-	}
-	return 0;
+	return tb_result_or_oom(result);
 refuse:
 	*result = tb_error_json(err);
 	return 1;

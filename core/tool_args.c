@@ -153,6 +153,14 @@ size_t tb_json_ascii_len(const char *s)
 	return n;
 }
 
+int tb_result_or_oom(json_t **result)
+{
+	if (*result)
+		return 0;
+	*result = tb_error_json("out of memory building the result");
+	return 1;
+}
+
 json_t *tb_error_json(const char *message)
 {
 	json_t *text =

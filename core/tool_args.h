@@ -34,6 +34,10 @@ size_t tb_json_ascii_len(const char *s);
 /* {"error": message}: the body of a tool error result. */
 json_t *tb_error_json(const char *message);
 
+/* A handler's last step: 0 when *result was built, else 1 with *result set
+ * to the tool error "out of memory building the result". */
+int tb_result_or_oom(json_t **result);
+
 /* The same with printf formatting. */
 json_t *tb_error_jsonf(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
