@@ -22,7 +22,6 @@ const config = writeConfig(dir, {
     },
   },
 });
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function say(text) {
   process.stdout.write(`\n== ${text}\n`);
@@ -79,7 +78,7 @@ try {
   await server.close().catch(() => {});
   server = undefined;
 
-  say("4. A fresh server process; the saved handle still works");
+  say("4. A fresh server process; the saved handle still works, and get_task waits for output instead of being polled");
   server = await connect("second server");
   let page;
   let offset = 0;
@@ -89,13 +88,11 @@ try {
       task_id: task.task_id,
       stdout_offset: offset,
       limit: 4,
+      // No polling loop: the call waits up to 30 s for new output or the end.
+      wait: 30,
     });
     offset = page.stdout_next_offset;
     if (page.state !== "running" && offset >= page.stdout_size) break;
-    if (page.stdout === "") {
-      process.stdout.write("   (no new output yet; the task is still running, polling again in 1 s)\n");
-      await sleep(1000);
-    }
   }
   process.stdout.write(
     `   state ${page.state}, exit code ${page.exit_code}: the saved outcome, read in 4-byte pages\n`,
