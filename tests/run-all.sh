@@ -51,8 +51,32 @@ stage_autoreconf() {
 	(cd "$src" && autoreconf -fi)
 }
 
+# Prints the slowest tests of build dir dir, from each test's .log (born
+# when the test started) and .trs (written when it ended).
+slowest_tests() {
+	local dir=$1 trs log
+	find "$dir" -name '*.trs' | while read -r trs; do
+		log=${trs%.trs}.log
+		[ -f "$log" ] || continue
+		echo "$(($(stat -c %Y "$trs") - $(stat -c %W "$log"))) ${log#"$dir"/}"
+	done | sort -rn | head -n 12 | sed 's/^/  slowest: /; s/ \([^ ]*\)$/ s \1/'
+}
+
+# The tests of the build dir's Makefile (its TESTS, as make check runs
+# them), minus the space-separated names in $1.
+tests_except() {
+	local skip=" $1 " t out=""
+	for t in $(printf 'print-tests:\n\t@echo $(TESTS)\n' |
+		make -s -f Makefile -f - print-tests); do
+		case $skip in *" $t "*) continue ;; esac
+		out="$out $t"
+	done
+	echo "$out"
+}
+
 # configure + make + make check in builds/NAME with the given configure
-# flags; the environment of make check comes from the caller.
+# flags; the environment of make check comes from the caller, and
+# $check_skip names tests this stage leaves to another one.
 build_and_check() {
 	local name=$1
 	shift
@@ -60,9 +84,15 @@ build_and_check() {
 	mkdir -p "$builds/$name"
 	(cd "$builds/$name" && "$src/configure" -q "$@" && make -j"$jobs") ||
 		return 1
-	(cd "$builds/$name" && make -j"$jobs" check)
+	if [ -n "${check_skip-}" ]; then
+		(cd "$builds/$name" &&
+			make -j"$jobs" check TESTS="$(tests_except "$check_skip")")
+	else
+		(cd "$builds/$name" && make -j"$jobs" check)
+	fi
 	local rc=$?
 	count_tests "$builds/$name"
+	slowest_tests "$builds/$name"
 	if [ "$rc" -ne 0 ]; then
 		find "$builds/$name" -name '*.log' ! -name 'config.log' \
 			-newer "$builds/$name/config.status" \
@@ -72,12 +102,19 @@ build_and_check() {
 	return $rc
 }
 
+# The suites that drive a real container engine. Their time is podman's
+# (image pulls, container starts, execs), not the sanitizer's, so they run
+# in one stage only: the asan stage, where ASan+UBSan watch the docker
+# plugin and the server at a fraction of valgrind's cost per process.
+ENGINE_TESTS="tests/docker/docker.sh tests/contract/docker.test.mjs"
+
 stage_gcc() {
 	local logs=$builds/gcc-vg-logs rc=0
 	rm -rf "$logs"
 	mkdir -p "$logs"
 	TASKBOX_TEST_WRAPPER="$src/tests/vg --server" \
-		TASKBOX_VG_LOGDIR=$logs build_and_check gcc || rc=1
+		TASKBOX_VG_LOGDIR=$logs check_skip=$ENGINE_TESTS \
+		build_and_check gcc || rc=1
 	# Valgrind's findings in the servers the integration tests started.
 	local bad
 	bad=$(grep -l 'ERROR SUMMARY: [1-9]' "$logs"/*.log 2>/dev/null)
