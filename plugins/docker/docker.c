@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/settings.h"
 #include "docker.h"
 
 #define DEFAULT_HOST "unix:///var/run/docker.sock"
@@ -84,41 +85,30 @@ static int get_positive(json_t *s, const char *key, int64_t max, int64_t *out,
 }
 
 /* env: an object of NAME -> string value, kept as "NAME=value" entries. */
+/* Appends a "NAME=value" entry to the array ctx. */
+static int env_add(void *ctx, char *entry)
+{
+	json_t *s = json_string(entry);
+
+	free(entry);
+	return s && json_array_append_new(ctx, s) == 0 ? TASKBOX_OK
+	                                               : TASKBOX_E_NOMEM;
+}
+
 static int parse_env(struct tb_dk *dk, json_t *v, char *errbuf, size_t errlen)
 {
-	const char *name;
-	json_t *val;
-	char *entry;
+	char why[256] = "";
+	int code;
 
 	if (!v)
 		return TASKBOX_OK;
-	if (!json_is_object(v))
-		return bad(errbuf, errlen, "env",
-		           "must be an object of NAME -> "
-		           "string");
 	dk->env = json_array();
 	if (!dk->env)
 		return TASKBOX_E_NOMEM;
-	json_object_foreach(v, name, val)
-	{
-		size_t n = strlen(name);
-		if (!n ||
-		    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmno"
-		                 "pqrstuvwxyz0123456789_") != n ||
-		    (name[0] >= '0' && name[0] <= '9'))
-			return bad(errbuf, errlen, "env",
-			           "names must be [A-Za-z_][A-Za-z0-9_]*");
-		if (!json_is_string(val))
-			return bad(errbuf, errlen, "env",
-			           "values must be strings");
-		entry = malloc(n + json_string_length(val) + 2);
-		if (!entry)
-			return TASKBOX_E_NOMEM;
-		sprintf(entry, "%s=%s", name, json_string_value(val));
-		json_array_append_new(dk->env, json_string(entry));
-		free(entry);
-	}
-	return TASKBOX_OK;
+	code = tb_settings_env(v, NULL, env_add, dk->env, why, sizeof(why));
+	if (code == TASKBOX_E_INVALID)
+		tb_dk_fail(code, errbuf, errlen, "docker settings: %s", why);
+	return code;
 }
 
 /* Splits host into a socket path or a tcp base URL. */

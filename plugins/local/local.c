@@ -26,6 +26,7 @@
 
 #include <jansson.h>
 
+#include "../common/settings.h"
 #include "local_int.h"
 
 #define DEFAULT_LIFETIME 3600u
@@ -124,62 +125,28 @@ static char *default_root(void)
 	return out;
 }
 
-static int env_name_valid(const char *s)
+/* Appends a "NAME=value" entry to the instance's env array. */
+static int env_add(void *ctx, char *entry)
 {
-	if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') ||
-	      (*s >= 'a' && *s <= 'z')))
-		return 0;
-	for (; *s; s++)
-		if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9')))
-			return 0;
-	return 1;
+	char **e = ctx;
+
+	while (*e)
+		e++;
+	*e = entry;
+	return TASKBOX_OK;
 }
 
 static int parse_env(struct tb_local *L, json_t *obj, char *errbuf,
                      size_t errlen)
 {
-	const char *name;
-	json_t *val;
-	size_t n = 0;
-
-	if (!json_is_object(obj)) {
-		tb_local_err(errbuf, errlen,
-		             "setting 'env' must be an object of NAME: string");
-		return TASKBOX_E_INVALID;
-	}
+	/* Room for every entry and the NULL that ends the array. */
 	L->env = calloc(json_object_size(obj) + 1, sizeof(char *));
-	if (!L->env)
-		goto nomem;
-	json_object_foreach(obj, name, val)
-	{
-		if (!env_name_valid(name) || !strcmp(name, TB_LOCAL_MARKER)) {
-			tb_local_err(errbuf, errlen,
-			             "setting 'env': '%.64s' is not a valid "
-			             "variable name (letters, digits, '_'; not "
-			             "%s)",
-			             name, TB_LOCAL_MARKER);
-			return TASKBOX_E_INVALID;
-		}
-		if (!json_is_string(val) ||
-		    strlen(json_string_value(val)) != json_string_length(val)) {
-			tb_local_err(errbuf, errlen,
-			             "setting 'env.%.64s' must be a string "
-			             "without NUL bytes",
-			             name);
-			return TASKBOX_E_INVALID;
-		}
-		if (asprintf(&L->env[n], "%s=%s", name,
-		             json_string_value(val)) < 0) {
-			L->env[n] = NULL;
-			goto nomem;
-		}
-		n++;
+	if (!L->env) {
+		tb_local_err(errbuf, errlen, "out of memory");
+		return TASKBOX_E_NOMEM;
 	}
-	return TASKBOX_OK;
-nomem:
-	tb_local_err(errbuf, errlen, "out of memory");
-	return TASKBOX_E_NOMEM;
+	return tb_settings_env(obj, TB_LOCAL_MARKER, env_add, L->env, errbuf,
+	                       errlen);
 }
 
 /* Reads a lifetime setting: an integer number of seconds, 1..2^32-1. */

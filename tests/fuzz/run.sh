@@ -1,20 +1,41 @@
 #!/bin/sh
-# Builds the libFuzzer target over the JSON-RPC reader and the MCP
-# dispatcher with clang (-fsanitize=fuzzer,address,undefined) from the core
-# sources, then runs it for a bounded time over the seed corpus in
-# tests/fuzz/corpus. A crash, a hang (an input over 10 s), a leak or a
-# sanitizer report fails it.
+# Builds a libFuzzer target with clang (-fsanitize=fuzzer,address,undefined)
+# and runs it for a bounded time over a seed corpus. A crash, a hang (an
+# input over 10 s), a leak or a sanitizer report fails it.
+#
+#   tests/fuzz/run.sh     the JSON-RPC reader and the MCP dispatcher, over
+#                         the seeds in tests/fuzz/corpus, 60 s
+#   tests/fuzz/run.sh NAME SECONDS CORPUS PACKAGES -- CLANG-ARGS...
+#                         any target: its name, its default run time, its
+#                         seed directory, the pkg-config packages it uses
+#                         (space-separated) and the harness, sources and
+#                         flags clang compiles
 #
 # Environment: TASKBOX_SRCDIR and TASKBOX_BUILDDIR (set by `make check`;
-# the build dir supplies config.h), FUZZ_SECONDS (default 60), CLANG
-# (default clang).
+# the build dir supplies config.h), FUZZ_SECONDS (overrides the default
+# run time), CLANG (default clang).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=${TASKBOX_SRCDIR:-$here/../..}
 builddir=${TASKBOX_BUILDDIR:-}
-seconds=${FUZZ_SECONDS:-60}
 cc=${CLANG:-clang}
+
+if [ $# -eq 0 ]; then
+	core=$srcdir/core
+	set -- jsonrpc 60 "$here/corpus" jansson -- -I"$core" \
+		"$here/fuzz_jsonrpc.c" "$core/jsonrpc.c" "$core/mcp.c" \
+		"$core/mcp_tools.c" "$core/tools_registry.c" "$core/schema.c" \
+		"$core/schema_check.c" "$core/tool_call.c" "$core/workers.c" \
+		"$core/test_tools.c" "$core/mcp_tasks.c" "$core/log.c" -lpthread \
+		-lm
+fi
+if [ $# -lt 5 ] || [ "$5" != -- ]; then
+	echo "usage: $0 [NAME SECONDS CORPUS PACKAGES -- CLANG-ARGS...]" >&2
+	exit 99
+fi
+name=$1 seconds=${FUZZ_SECONDS:-$2} seeds=$3 packages=$4
+shift 5
 
 if ! command -v "$cc" >/dev/null 2>&1; then
 	echo "fuzz: skipped: $cc not found" >&2
@@ -25,30 +46,24 @@ if [ -z "$builddir" ] || [ ! -f "$builddir/config.h" ]; then
 	exit 99
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/taskbox-fuzz.XXXXXX") || exit 99
+work=$(mktemp -d "${TMPDIR:-/tmp}/taskbox-fuzz-$name.XXXXXX") || exit 99
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 
-core=$srcdir/core
-# shellcheck disable=SC2046
+# shellcheck disable=SC2046,SC2086
 $cc -g -O1 -std=c11 -D_GNU_SOURCE \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-I"$builddir" -I"$core" -I"$srcdir/include" \
-	$(pkg-config --cflags jansson) \
-	-o "$work/fuzz_jsonrpc" "$here/fuzz_jsonrpc.c" \
-	"$core/jsonrpc.c" "$core/mcp.c" "$core/mcp_tools.c" \
-	"$core/tools_registry.c" "$core/schema.c" "$core/schema_check.c" \
-	"$core/tool_call.c" "$core/workers.c" "$core/test_tools.c" \
-	"$core/log.c" $(pkg-config --libs jansson) -lpthread -lm || exit 99
+	-I"$builddir" -I"$srcdir/include" $(pkg-config --cflags $packages) \
+	-o "$work/fuzz" "$@" $(pkg-config --libs $packages) || exit 99
 
 mkdir "$work/corpus"
 cd "$work" || exit 99
 # New inputs go to the scratch corpus; the seeds in the tree stay as they
 # are. -error_exitcode and -timeout_exitcode make every finding fail.
-"$work/fuzz_jsonrpc" -max_total_time="$seconds" -timeout=10 \
-	-rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-	-error_exitcode=1 -timeout_exitcode=1 \
-	-artifact_prefix="$work/" "$work/corpus" "$here/corpus" 2>"$work/log"
+"$work/fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+	-max_len=65536 -print_final_stats=1 -error_exitcode=1 \
+	-timeout_exitcode=1 -artifact_prefix="$work/" \
+	"$work/corpus" "$seeds" 2>"$work/log"
 rc=$?
 tail -n 25 "$work/log" >&2
 if [ $rc -ne 0 ]; then
