@@ -18,6 +18,7 @@ import { loadAverage, machineTicks } from "./lib/procfs.mjs";
 import { writeResults } from "./lib/report.mjs";
 import { DC_SLEEP, TB_SLEEP, latencyRound, reapLeftovers } from "./lib/rounds.mjs";
 import { SCALE_SLEEP, scalePhase, throughputRound } from "./lib/scale.mjs";
+import { waitPhase } from "./lib/wait.mjs";
 import {
   connectDesktopCommander,
   connectEcho,
@@ -133,6 +134,11 @@ async function main() {
       const scale = await scalePhase(ctx, runs);
       scale.forEach((rec, i) => recs[i].push(rec));
       log(`scale (${fmt((performance.now() - ts) / 1000)} s)`);
+      const tw = performance.now();
+      const waits = await waitPhase(ctx, runs);
+      waits.forEach((rec, i) => recs[i].push(rec));
+      if (waits.length) log(`wait (${fmt((performance.now() - tw) / 1000)} s)`);
+      else notes.push("get_task takes no `wait`: the wait figure is not measured");
     }
     measured.push(...recs.map(merge));
   } finally {
@@ -160,6 +166,7 @@ async function main() {
       "`sh -c true` is spawned with node's `child_process.spawn` and timed to its exit, with the same timer. Interleaved with the starts, two diagnostics of start_task's cost are spawned the same way: `python3 -I -S -c pass` (the interpreter alone) and the supervisor's `start` verb run directly on a scratch root (no server, no provider).",
       "Scale, after the runs above: one sandbox grown once to 1, then 16, then 128 running `exec sleep N` tasks; at each level, after 50 warm-up calls, each of the runs takes 200 get_task calls cycling over the tasks (p50, p99) interleaved with 200 pings, the server's VmRSS, and the summed utime+stime of the supervisors (the parents of the task processes, from /proc/PID/stat) over a 2 s window while the tasks sleep, in % of one core.",
       "Throughput: `sh -c 'head -c 1073741824 /dev/zero | cat >/dev/null'` timed to its exit, then a task `head -c 1073741824 /dev/zero` timed from the start_task call to the first get_task (polled every 10 ms, `limit: 1`, so the polls take little CPU from the drain) that reports a terminal state.",
+      "Wait, after the scale phase: in one sandbox, each run starts 20 tasks `sleep 0.2; date +%s%N` one after another, each followed at once by a get_task with `wait: 30` and `stdout_offset: 20` (past the 20 bytes the task prints, so only the task's end ends the wait); the figure is the client's wall clock (`performance.timeOrigin + performance.now()`) when that call returns minus the time the task printed as its last line just before it exited (p50 and p99 of the run's 20).",
       "Idle RSS: VmRSS of the server process after connect, tools/list and one ping (DesktopCommander: after 200 ms more).",
     ],
     notes,

@@ -11,6 +11,7 @@ EXTRA_DIST += \
 	bench/lib/scale.mjs \
 	bench/lib/servers.mjs \
 	bench/lib/stats.mjs \
+	bench/lib/wait.mjs \
 	bench/package.json \
 	bench/package-lock.json \
 	bench/results/RESULTS.md \

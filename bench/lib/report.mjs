@@ -113,7 +113,8 @@ export function writeResults(dir, meta, runs, sum) {
   md.push(row(["ratio", "median", "min", "max"]), row(["---", "---:", "---:", "---:"]));
   for (const [k, s] of Object.entries(sum.ratios)) md.push(row([k, line3(s)]));
   const sections = [
-    ["Latency (ms, the p50 of each run's calls)", (k) => /p50 \(ms\)$/.test(k) && !/with \d+ running/.test(k)],
+    ["Latency (ms, the p50 of each run's calls)", (k) => /p50 \(ms\)$/.test(k) && !/with \d+ running|^wait:/.test(k)],
+    ["Waiting: a task's exit to the return of a get_task waiting for it", (k) => /^wait:/.test(k)],
     ["Connect: spawn + initialize (ms), and memory", (k) => /connect|idle RSS/.test(k)],
     ["Scale: one sandbox with N running, idle tasks", (k) => /with \d+ /.test(k)],
     ["Throughput", (k) => /MiB\/s|1 GiB/.test(k)],
