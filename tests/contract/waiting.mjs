@@ -18,16 +18,20 @@ export function waitingTests(h) {
   test("get_task wait answers on new output, on the task's end, and when wait runs out", { timeout: 90000 }, async () => {
     const a = await server();
     const sb = await createSandbox(a);
-    // Seconds apart, so that a slow provider still sees each step apart.
-    const t = await start(a, sb, "sleep 1; printf A; sleep 4; printf B >&2; sleep 4; exit 4");
+    // Each step waits for a file the test writes, so the order holds on a
+    // provider of any speed.
+    const gate = `gate-${process.pid}-${Date.now()}`;
+    const t = await start(a, sb, `printf A; until [ -e ${gate}.b ]; do sleep 0.1; done; printf B >&2; until [ -e ${gate}.c ]; do sleep 0.1; done; exit 4`);
     // New output past the offsets ends the wait with the task still running.
     const first = await getTask(a, sb, t.task_id, { wait: 30 });
     assert.equal(first.state, "running");
     assert.equal(first.stdout, "A");
     // Then stderr's first byte; then the end.
+    ok(await call(a, "write_file", { sandbox_id: sb, path: `${gate}.b`, content: "" }), "gate b");
     const second = await getTask(a, sb, t.task_id, { wait: 30, stdout_offset: 1 });
     assert.equal(second.state, "running");
     assert.equal(second.stderr, "B");
+    ok(await call(a, "write_file", { sandbox_id: sb, path: `${gate}.c`, content: "" }), "gate c");
     const last = await getTask(a, sb, t.task_id, { wait: 30, stdout_offset: 1, stderr_offset: 1 });
     assert.equal(last.state, "failed");
     assert.equal(last.exit_code, 4);
@@ -69,14 +73,25 @@ export function waitingTests(h) {
     await closeServer(a);
   });
 
-  test("a waiting get_task reports the bytes seen so far as progress", { timeout: 60000 }, async () => {
+  test("a waiting get_task reports the bytes seen so far as progress", { timeout: 90000 }, async () => {
     const a = await server();
     const sb = await createSandbox(a);
-    // The 9 comes seconds later, so the waiting call sees 8 bytes first.
-    const t = await start(a, sb, "printf 12345; printf 678 >&2; sleep 6; printf 9; sleep 300");
-    await getTask(a, sb, t.task_id, { wait: 30, stdout_offset: 0 });
+    // The 9 comes only once the test has seen a progress notification:
+    // it writes the file the task waits for.
+    const gate = `gate-${process.pid}-${Date.now()}`;
+    const t = await start(a, sb, `printf 12345; printf 678 >&2; until [ -e ${gate} ]; do sleep 0.1; done; printf 9; sleep 300`);
+    // Returns once stderr has its bytes (written after stdout's).
+    await getTask(a, sb, t.task_id, { wait: 30, stdout_offset: 5 });
     const progress = [];
-    const r = await call(a, "get_task", { sandbox_id: sb, task_id: t.task_id, wait: 30, stdout_offset: 5, stderr_offset: 3 }, { onprogress: (p) => progress.push(p) });
+    let opened;
+    const r = await call(a, "get_task", { sandbox_id: sb, task_id: t.task_id, wait: 30, stdout_offset: 5, stderr_offset: 3 }, {
+      onprogress: (p) => {
+        progress.push(p);
+        opened ??= call(a, "write_file", { sandbox_id: sb, path: gate, content: "" });
+      },
+    });
+    assert.ok(opened, "a progress notification came while the call waited");
+    ok(await opened, "gate");
     assert.equal(data(r).state, "running");
     assert.equal(data(r).stdout, "9");
     assert.ok(progress.length >= 1, "at least one progress notification");
