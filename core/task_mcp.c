@@ -139,23 +139,16 @@ static json_t *task_object(const struct handle *h, json_t *view)
 	                 "ttl", "pollInterval", POLL_INTERVAL_MS);
 }
 
-/* Views the task (one byte of each log: the state is what counts here).
- * Returns 0 with *view, or a JSON-RPC error code with err. */
-static int view_task(tb_call *call, const struct handle *h, uint32_t wait_ms,
-                     json_t **view, char *err, size_t errlen)
+/* Views the task in box (open) (one byte of each log unless it waits:
+ * the state is what counts here). Returns 0 with *view, or a JSON-RPC
+ * error code with err. */
+static int view_in(tb_call *call, struct tb_box *box, const char *task_id,
+                   uint32_t wait_ms, json_t **view, char *err, size_t errlen)
 {
 	struct tb_page_req pr = {0, 0, wait_ms ? RESULT_PAGE : 1};
-	struct tb_box box;
-	int rc;
+	int rc = tb_task_wait(call, box, task_id, &pr, NULL, wait_ms,
+	                      TB_WAIT_TERMINAL, view);
 
-	*view = NULL;
-	if (tb_box_open(h->sandbox_id, "taskId", &box, err, errlen) !=
-	    TASKBOX_OK)
-		return TB_RPC_INVALID_PARAMS;
-	note_seen(box.id);
-	rc = tb_task_wait(call, &box, h->task_id, &pr, NULL, wait_ms,
-	                  TB_WAIT_TERMINAL, view);
-	tb_box_close(&box);
 	if (rc == 0)
 		return 0;
 	snprintf(err, errlen, "Failed to retrieve task: %s",
@@ -163,6 +156,33 @@ static int view_task(tb_call *call, const struct handle *h, uint32_t wait_ms,
 	json_decref(*view);
 	*view = NULL;
 	return TB_RPC_INVALID_PARAMS;
+}
+
+/* Opens the task's sandbox into box. Returns 0 or a JSON-RPC error. */
+static int open_box(const struct handle *h, struct tb_box *box, char *err,
+                    size_t errlen)
+{
+	if (tb_box_open(h->sandbox_id, "taskId", box, err, errlen) !=
+	    TASKBOX_OK)
+		return TB_RPC_INVALID_PARAMS;
+	note_seen(box->id);
+	return 0;
+}
+
+/* view_in, in the task's sandbox opened for the call. */
+static int view_task(tb_call *call, const struct handle *h, uint32_t wait_ms,
+                     json_t **view, char *err, size_t errlen)
+{
+	struct tb_box box;
+	int rc;
+
+	*view = NULL;
+	rc = open_box(h, &box, err, errlen);
+	if (rc != 0)
+		return rc;
+	rc = view_in(call, &box, h->task_id, wait_ms, view, err, errlen);
+	tb_box_close(&box);
+	return rc;
 }
 
 /* parse_id, then view_task. */
@@ -257,11 +277,16 @@ static int cancel(tb_call *call, const char *task_id, json_t **out, char *err,
 	struct tb_sup_reply reply;
 	struct tb_box box;
 	struct handle h;
-	json_t *view;
-	int rc = view_by_id(call, task_id, 0, &h, &view, err, errlen);
+	json_t *view = NULL;
+	int rc = parse_id(task_id, &h, err, errlen);
 
+	if (rc == 0)
+		rc = open_box(&h, &box, err, errlen);
 	if (rc != 0)
 		return rc;
+	rc = view_in(call, &box, h.task_id, 0, &view, err, errlen);
+	if (rc != 0)
+		goto out;
 	const char *state = json_string_value(json_object_get(view, "state"));
 	if (!state || strcmp(state, "running") != 0) {
 		char msg[1200];
@@ -271,22 +296,20 @@ static int cancel(tb_call *call, const char *task_id, json_t **out, char *err,
 		         mcp_status(state ? state : "unknown", view, msg,
 		                    sizeof msg),
 		         msg);
-		json_decref(view);
-		return TB_RPC_INVALID_PARAMS;
+		rc = TB_RPC_INVALID_PARAMS;
+		goto out;
 	}
 	json_decref(view);
-	if (tb_box_open(h.sandbox_id, "taskId", &box, err, errlen) !=
-	    TASKBOX_OK)
-		return TB_RPC_INVALID_PARAMS;
+	view = NULL;
 	tb_sup_cancel(&box, h.task_id, &reply);
 	tb_sup_reply_clear(&reply);
-	tb_box_close(&box);
-	rc = view_task(call, &h, 0, &view, err, errlen);
-	if (rc != 0)
-		return rc;
-	*out = task_object(&h, view);
+	rc = view_in(call, &box, h.task_id, 0, &view, err, errlen);
+	if (rc == 0)
+		*out = task_object(&h, view);
+out:
 	json_decref(view);
-	return 0;
+	tb_box_close(&box);
+	return rc;
 }
 
 static int list(tb_call *call, const char *cursor, json_t **out, char *err,

@@ -24,21 +24,6 @@ void tb_stream_init(struct tb_stream *st, int fd, int log,
 		tb_masker_init(&st->masker, s);
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Appends masked bytes to the log up to the cap. */
 static int keep(struct tb_stream *st, const unsigned char *p, size_t n)
 {
@@ -48,7 +33,7 @@ static int keep(struct tb_stream *st, const unsigned char *p, size_t n)
 		st->truncated = 1;
 		n = room;
 	}
-	if (n && write_all(st->log, p, n) < 0)
+	if (n && tb_write_all(st->log, p, n) < 0)
 		return -1;
 	st->kept += n;
 	return 0;

@@ -70,8 +70,10 @@ void tb_record_json(const struct tb_record *rec, struct tb_str *out)
 	tb_str_cstr(out, "}");
 }
 
-static int write_all(int fd, const char *p, size_t n)
+int tb_write_all(int fd, const void *data, size_t n)
 {
+	const char *p = data;
+
 	while (n) {
 		ssize_t w = write(fd, p, n);
 
@@ -96,7 +98,7 @@ int tb_record_write(int dfd, const struct tb_record *rec)
 	            O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		goto out;
-	if (write_all(fd, data.p, data.len) < 0 || fsync(fd) < 0) {
+	if (tb_write_all(fd, data.p, data.len) < 0 || fsync(fd) < 0) {
 		saved = errno;
 		close(fd);
 		errno = saved;

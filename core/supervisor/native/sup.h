@@ -114,6 +114,9 @@ void tb_record_json(const struct tb_record *rec, struct tb_str *out);
 /* Replaces status.json in DFD: temp file, fsync, rename, fsync of DFD.
  * Returns 0, or -1 with errno set. */
 int tb_record_write(int dfd, const struct tb_record *rec);
+
+/* Writes all n bytes, retrying after EINTR. Returns 0, or -1 (errno). */
+int tb_write_all(int fd, const void *data, size_t n);
 /* Reads TDIR/status.json into RAW (trailing whitespace cut) and parses it.
  * Returns 1, 0 when there is no record, or -1 with a reason in MSG. */
 int tb_status_read(const char *tdir, struct tb_str *raw, struct tb_jobject *o,
