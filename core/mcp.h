@@ -24,10 +24,11 @@ struct tb_mcp_opts {
 /* Returns NULL when out of memory. */
 struct tb_mcp *tb_mcp_new(const struct tb_mcp_opts *opts);
 
-/* Handles one incoming line (no newline). Reader thread only. */
+/* Handles one incoming line (no newline). One thread at a time: the
+ * reader (which may move between threads, with a lock between). */
 void tb_mcp_handle_line(struct tb_mcp *s, const char *line, size_t len);
 
-/* Answers a line that exceeded the length limit. Reader thread only. */
+/* Answers a line that exceeded the length limit. The reader only. */
 void tb_mcp_line_too_long(struct tb_mcp *s, size_t max);
 
 /* Starts the end: every in-flight and later call sees itself cancelled

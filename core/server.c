@@ -1,7 +1,8 @@
-/* tb_serve (server.h): the stdio loop. The calling thread reads lines and
- * answers cheap methods; tools/call runs on the worker pool. EOF, SIGTERM
- * and SIGINT end it in order: calls see themselves cancelled, finish, then
- * the shutdown hooks run. */
+/* tb_serve (server.h): the stdio loop. Reading is the worker pool's lead:
+ * the thread holding it reads lines and answers cheap methods; a tools/call
+ * runs on the thread that read it, once another thread has taken over the
+ * reading (workers.h). EOF, SIGTERM and SIGINT end it in order: calls see
+ * themselves cancelled, finish, then the shutdown hooks run. */
 #include "config.h"
 
 #include <errno.h>
@@ -117,30 +118,43 @@ static void restore_signals(const struct saved_signals *old)
 	signal_pipe[0] = signal_pipe[1] = -1;
 }
 
-/* Hands every complete line to the session. */
-static void drain_lines(struct tb_lines *lines, struct tb_mcp *session)
+/* The reading, which moves from thread to thread with the pool's lead. */
+struct reader {
+	int in_fd;
+	struct tb_mcp *session;
+	struct tb_lines lines;
+};
+
+/* Hands complete lines to the session until none is left (false) or this
+ * thread has kept a call to run (true). */
+static bool drain_lines(struct reader *r)
 {
 	const char *line;
 	size_t len;
 	enum tb_line_status st;
 
-	while ((st = tb_lines_next(lines, &line, &len)) != TB_LINE_NONE) {
+	while ((st = tb_lines_next(&r->lines, &line, &len)) != TB_LINE_NONE) {
 		if (st == TB_LINE_OK)
-			tb_mcp_handle_line(session, line, len);
+			tb_mcp_handle_line(r->session, line, len);
 		else
-			tb_mcp_line_too_long(session, lines->max);
+			tb_mcp_line_too_long(r->session, r->lines.max);
+		if (tb_workers_yielding())
+			return true;
 	}
+	return false;
 }
 
-/* Reads until EOF, a read error or a stop signal. */
-static void read_loop(int in_fd, struct tb_mcp *session)
+/* The pool's lead: reads until EOF, a read error or a stop signal (true),
+ * or until a call read here is to run on this thread (false). */
+static bool read_lines(void *ctx)
 {
-	struct tb_lines lines;
-	struct pollfd fds[2] = {{in_fd, POLLIN, 0},
+	struct reader *r = ctx;
+	struct pollfd fds[2] = {{r->in_fd, POLLIN, 0},
 	                        {signal_pipe[0], POLLIN, 0}};
 
-	tb_lines_init(&lines, TB_LINE_MAX);
-	while (!stop_signal) {
+	if (drain_lines(r))
+		return false;
+	while (!stop_signal && !r->lines.eof) {
 		if (poll(fds, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -151,23 +165,22 @@ static void read_loop(int in_fd, struct tb_mcp *session)
 			break;
 		if (!fds[0].revents)
 			continue;
-		long n = tb_lines_fill(&lines, in_fd);
+		long n = tb_lines_fill(&r->lines, r->in_fd);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
-		if (n < 0)
+		if (n < 0) {
 			tb_log(TB_LOG_ERROR, "stdin: %s", strerror(errno));
-		if (n < 0)
 			break;
-		drain_lines(&lines, session);
-		if (n == 0)
-			break;
+		}
+		if (drain_lines(r))
+			return false;
 	}
 	if (stop_signal)
 		tb_log(TB_LOG_INFO, "signal %d: shutting down",
 		       (int)stop_signal);
-	else
+	else if (r->lines.eof)
 		tb_log(TB_LOG_INFO, "end of input: shutting down");
-	tb_lines_free(&lines);
+	return true;
 }
 
 int tb_serve(const struct tb_serve_opts *opts)
@@ -177,6 +190,7 @@ int tb_serve(const struct tb_serve_opts *opts)
 	unsigned n = opts->workers ? opts->workers : DEFAULT_WORKERS;
 	struct tb_workers *pool = NULL;
 	struct tb_mcp *session = NULL;
+	struct reader reader = {opts->in_fd, NULL, {0}};
 	int rc = 1;
 
 	if (n > MAX_WORKERS)
@@ -185,21 +199,27 @@ int tb_serve(const struct tb_serve_opts *opts)
 		tb_log(TB_LOG_ERROR, "signal pipe: %s", strerror(errno));
 		return 1;
 	}
-	pool = tb_workers_new(n, n * QUEUE_PER_WORKER);
+	/* n threads for calls, one more for the reading */
+	pool = tb_workers_new(n + 1, n * QUEUE_PER_WORKER);
 	if (!pool)
 		goto out;
 	struct tb_mcp_opts mo = {write_line, &out, pool, opts->test_tools};
 	session = tb_mcp_new(&mo);
 	if (!session)
 		goto out;
+	reader.session = session;
+	tb_lines_init(&reader.lines, TB_LINE_MAX);
+	if (tb_workers_lead(pool, read_lines, &reader) < 0)
+		goto out;
 	tb_log(TB_LOG_INFO, "serving MCP on stdio with up to %u workers", n);
-	read_loop(opts->in_fd, session);
+	tb_workers_wait_lead(pool);
 	rc = 0;
 out:
 	if (session)
 		tb_mcp_shutdown(session);
 	tb_workers_drain(pool);
 	tb_mcp_free(session);
+	tb_lines_free(&reader.lines);
 	while (nhooks > 0)
 		hooks[--nhooks]();
 	restore_signals(&old);

@@ -1,6 +1,6 @@
 # tests/mcp: unit tests of the MCP protocol core (included from core/mcp.mk).
 mcp_unit_tests = tests/mcp/test_jsonrpc tests/mcp/test_schema \
-	tests/mcp/test_mcp tests/mcp/test_server
+	tests/mcp/test_mcp tests/mcp/test_server tests/mcp/test_workers
 check_PROGRAMS += $(mcp_unit_tests)
 TESTS += $(mcp_unit_tests)
 
@@ -21,6 +21,9 @@ tests_mcp_test_mcp_LDADD = $(mcp_test_ldadd)
 tests_mcp_test_server_SOURCES = tests/mcp/test_server.c
 tests_mcp_test_server_CFLAGS = $(mcp_test_cflags)
 tests_mcp_test_server_LDADD = $(mcp_test_ldadd)
+tests_mcp_test_workers_SOURCES = tests/mcp/test_workers.c
+tests_mcp_test_workers_CFLAGS = $(mcp_test_cflags)
+tests_mcp_test_workers_LDADD = $(mcp_test_ldadd)
 
 # Integration: the official SDK client and raw pipes against the binary,
 # the official conformance suite through a stdio-to-HTTP bridge, and a

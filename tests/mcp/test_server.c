@@ -162,3 +162,63 @@ Test(server, an_overlong_line_is_answered_and_skipped)
 	finish(&r);
 	free(junk);
 }
+
+/* Reads the next line that is not a progress notification. */
+static bool get_answer(struct running *r, char *buf, size_t cap)
+{
+	while (get(r, buf, cap))
+		if (!strstr(buf, "notifications/progress"))
+			return true;
+	return false;
+}
+
+/* The reading moves between threads (workers.h): with every call thread
+ * busy it must stay with a thread that reads, so ping is answered, and a
+ * further call waits for a thread instead of stopping the reading. */
+Test(server, the_reader_stays_free_while_every_worker_is_busy, .timeout = 60)
+{
+	struct running r;
+	char line[4096];
+
+	start(&r); /* 2 workers */
+	put(&r, init_line);
+	cr_assert(get(&r, line, sizeof line));
+	/* A first call leaves an idle thread, so call 1 runs on the thread
+	 * that reads it, and the reading must move on. */
+	put(&r, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\","
+	        "\"params\":{\"name\":\"test_simple_text\"}}\n");
+	cr_assert(get_answer(&r, line, sizeof line));
+	cr_assert(strstr(line, "\"id\":9,\"result\""), "%s", line);
+	for (int id = 1; id <= 2; id++) {
+		char call[256];
+		snprintf(call, sizeof call,
+		         "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+		         "\"tools/call\",\"params\":{\"name\":\"test_sleep\","
+		         "\"arguments\":{\"ms\":600000},\"_meta\":{"
+		         "\"progressToken\":%d}}}\n",
+		         id, id);
+		put(&r, call);
+		cr_assert(get(&r, line, sizeof line)); /* progress: it runs */
+		cr_assert(strstr(line, "\"progressToken\":") &&
+		              line[strlen(line) - 1] == '}',
+		          "%s", line);
+	}
+	put(&r, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+	        "\"params\":{\"name\":\"test_simple_text\"}}\n"
+	        "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}\n");
+	cr_assert(get_answer(&r, line, sizeof line));
+	cr_assert(strstr(line, "\"id\":4,\"result\":{}"),
+	          "ping is answered first: %s", line);
+	/* Cancelling call 1 frees a thread for call 3. */
+	put(&r, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+	        "\"params\":{\"requestId\":1}}\n");
+	cr_assert(get_answer(&r, line, sizeof line));
+	cr_assert(strstr(line, "\"id\":3,\"result\""), "%s", line);
+	close(r.to_server); /* the end cancels call 2, which still answers */
+	bool answered = false;
+	while (get(&r, line, sizeof line))
+		answered = answered || (strstr(line, "\"id\":2,") &&
+		                        strstr(line, "\"cancelled\":true"));
+	cr_assert(answered, "call 2 ended with cancelled: true");
+	finish(&r);
+}
