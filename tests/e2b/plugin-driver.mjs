@@ -46,6 +46,17 @@ export class Driver {
     });
   }
 
+  // Resolves once the driver's stderr matches re (a log line travels on
+  // its own pipe, so it may arrive after the op's answer); rejects after ms.
+  async stderrMatching(re, ms = 10000) {
+    const until = Date.now() + ms;
+    while (!re.test(this.stderr)) {
+      if (Date.now() > until) throw new Error(`no log line matching ${re} in ${ms} ms: ${this.stderr}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return this.stderr;
+  }
+
   async close() {
     this.child.stdin.end();
     return this.exited;

@@ -265,7 +265,7 @@ test("a paused sandbox is resumed through connect", async () => {
   await d.op({ op: "close" });
   const k = await d.op({ op: "connect", id });
   assert.equal(k.rc, RC.OK, k.err);
-  assert.match(d.stderr, /resumed/, "the resume is logged");
+  await d.stderrMatching(/resumed/); // the resume is logged
   assert.equal(text(await exec(d, ["cat", "state.txt"])), "kept\n");
   assert.equal((await fake.info(id)).state, "running");
   await d.op({ op: "close" });
@@ -316,7 +316,7 @@ test("a rate limit is waited out as Retry-After says, within bounds", async () =
   const c = await d.op({ op: "create" });
   assert.equal(c.rc, RC.OK, c.err);
   assert.ok(Date.now() - t0 >= 1900, "it waited Retry-After before each retry");
-  assert.match(d.stderr, /rate limited; retrying in 1 s/);
+  await d.stderrMatching(/rate limited; retrying in 1 s/);
 
   await fake.rateLimit(1, 3600);
   const r = await d.op({ op: "connect", id: c.id });
