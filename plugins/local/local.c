@@ -280,6 +280,8 @@ static void local_fini(void *instance)
 
 	if (!L)
 		return;
+	tb_local_idle_drop(L, NULL);
+	pthread_mutex_destroy(&L->idle.lock);
 	if (L->env)
 		for (char **e = L->env; *e; e++)
 			free(*e);
@@ -306,6 +308,7 @@ static int local_init(const struct taskbox_host *host,
 	}
 	L->host = host;
 	L->root_fd = -1;
+	tb_local_idle_init(&L->idle);
 	L->default_lifetime = DEFAULT_LIFETIME;
 	L->max_lifetime = DEFAULT_MAX_LIFETIME;
 	obj = json_loads(settings_json ? settings_json : "{}",

@@ -17,6 +17,7 @@
 #ifndef TB_LOCAL_INT_H
 #define TB_LOCAL_INT_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,7 +32,17 @@
 
 #define TB_HIDDEN __attribute__((visibility("hidden")))
 
-/* A provider instance: read-only after init, so shared freely by threads. */
+/* Connections closed recently, kept open for the next connect to the same
+ * sandbox (idle.c). */
+#define TB_LOCAL_IDLE_MAX 16
+struct tb_local_idle {
+	pthread_mutex_t lock;
+	struct tb_local_conn *conns[TB_LOCAL_IDLE_MAX]; /* oldest first */
+	unsigned n;
+};
+
+/* A provider instance: read-only after init, so shared freely by threads,
+ * but for its idle connections, which have their own lock. */
 struct tb_local {
 	const struct taskbox_host *host;
 	char *root;       /* absolute, no trailing slash */
@@ -41,6 +52,7 @@ struct tb_local {
 	char *bwrap_path; /* absolute path of bwrap when bwrap is set */
 	uint32_t default_lifetime;
 	uint32_t max_lifetime;
+	struct tb_local_idle idle;
 };
 
 /* A connection to one sandbox; used by one thread at a time. */
@@ -97,6 +109,19 @@ TB_HIDDEN int tb_local_conn_alive(struct tb_local_conn *c, char *errbuf,
 /* Nonzero when the connection's sandbox no longer exists (cheap: one
  * fstatat, for error paths). */
 TB_HIDDEN int tb_local_conn_gone(struct tb_local_conn *c);
+
+/* Frees a connection and closes its descriptors (close keeps it idle). */
+TB_HIDDEN void tb_local_conn_free(struct tb_local_conn *c);
+
+/* The idle connections (idle.c). take returns one to sandbox id that is
+ * still current (its meta.json unchanged and not expired: one fstatat),
+ * or NULL; a stale one is freed. put keeps c, freeing the oldest when
+ * full. drop frees those of id (or all when id is NULL). */
+TB_HIDDEN void tb_local_idle_init(struct tb_local_idle *idle);
+TB_HIDDEN struct tb_local_conn *tb_local_idle_take(struct tb_local *L,
+                                                   const char *id);
+TB_HIDDEN void tb_local_idle_put(struct tb_local_conn *c);
+TB_HIDDEN void tb_local_idle_drop(struct tb_local *L, const char *id);
 
 /* Stops every process of the sandbox and removes <root>/<name> (a sandbox
  * directory or a renamed one). Returns 0 or an errno value. */

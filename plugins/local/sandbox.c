@@ -119,6 +119,7 @@ int tb_local_remove(struct tb_local *L, const char *id, const char *name)
 	char gone[80];
 	int fd, rc;
 
+	tb_local_idle_drop(L, id);
 	if (!strcmp(name, id)) {
 		char suffix[17];
 		if ((rc = random_hex(suffix, 8)))
@@ -221,6 +222,10 @@ int tb_local_connect(void *instance, const char *sandbox_id, void **conn,
 		    "32 lowercase hex digits");
 		return TASKBOX_E_INVALID;
 	}
+	if ((c = tb_local_idle_take(L, sandbox_id))) {
+		*conn = c;
+		return TASKBOX_OK;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		tb_local_err(errbuf, errlen, "out of memory");
@@ -237,13 +242,13 @@ int tb_local_connect(void *instance, const char *sandbox_id, void **conn,
 	if (err) {
 		if (err == ENOENT || err == ENOTDIR) {
 			tb_local_err(errbuf, errlen, "no sandbox %s", c->id);
-			tb_local_close(c);
+			tb_local_conn_free(c);
 			return TASKBOX_E_NOT_FOUND;
 		}
 		goto fail;
 	}
 	if (m.deadline <= time(NULL)) {
-		tb_local_close(c);
+		tb_local_conn_free(c);
 		tb_local_remove(L, sandbox_id, sandbox_id);
 		tb_local_err(errbuf, errlen,
 		             "sandbox %s expired and was removed", sandbox_id);
@@ -271,14 +276,18 @@ fail:
 	tb_local_err(errbuf, errlen, "cannot open sandbox %s: %s", c->id,
 	             err == EPROTO ? "its meta.json is damaged"
 	                           : strerror(err));
-	tb_local_close(c);
+	tb_local_conn_free(c);
 	return err == EPROTO ? TASKBOX_E_IO : tb_local_errno_status(err);
 }
 
 void tb_local_close(void *conn)
 {
-	struct tb_local_conn *c = conn;
+	if (conn)
+		tb_local_idle_put(conn);
+}
 
+void tb_local_conn_free(struct tb_local_conn *c)
+{
 	if (!c)
 		return;
 	if (c->dir_fd >= 0)

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,6 +166,81 @@ Test(local_sandbox, expired_sandbox_is_gone)
 	             TASKBOX_E_GONE);
 	tl_p->ops.close(conn);
 	tl_p->ops.fini(inst);
+}
+
+/* Open descriptors of this process. */
+static int open_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+
+	cr_assert_not_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* close keeps a connection idle for the next connect (idle.c): it must
+ * never answer for a sandbox destroyed, expired or renewed since, and
+ * fini must let go of every descriptor it kept. */
+Test(local_sandbox, idle_connections_never_outlive_their_sandbox)
+{
+	int fds = open_fds();
+	void *inst = tl_init_ok(), *conn;
+	char id[TASKBOX_SANDBOX_ID_MAX], ids[20][TASKBOX_SANDBOX_ID_MAX];
+	struct taskbox_exec_result res;
+	struct taskbox_buf data;
+	uint64_t size;
+
+	/* Reused: the second connect works like the first. */
+	tl_create(inst, 0, id);
+	conn = tl_connect(inst, id);
+	tl_sh(conn, &res, "echo one > note");
+	tl_res_free(&res);
+	tl_p->ops.close(conn);
+	conn = tl_connect(inst, id);
+	cr_assert_eq(tl_p->ops.read_file(conn, "note", 0, 10, &data, &size,
+	                                 tl_err, sizeof tl_err),
+	             TASKBOX_OK, "%s", tl_err);
+	cr_assert_eq(data.len, 4);
+	tl_host.free(data.data);
+	tl_p->ops.close(conn);
+
+	/* Destroyed while idle: connect says so. */
+	cr_assert_eq(tl_p->ops.destroy(inst, id, tl_err, sizeof tl_err),
+	             TASKBOX_OK, "%s", tl_err);
+	cr_assert_eq(tl_p->ops.connect(inst, id, &conn, tl_err, sizeof tl_err),
+	             TASKBOX_E_NOT_FOUND);
+
+	/* Expired while idle: connect removes it and says so. */
+	tl_create(inst, 0, id);
+	tl_p->ops.close(tl_connect(inst, id));
+	tl_set_deadline(id, time(NULL) - 1);
+	cr_assert_eq(tl_p->ops.connect(inst, id, &conn, tl_err, sizeof tl_err),
+	             TASKBOX_E_GONE);
+	cr_assert(strstr(tl_err, "expired"), "%s", tl_err);
+
+	/* Renewed elsewhere while idle: the new deadline holds. */
+	tl_create(inst, 0, id);
+	tl_p->ops.close(tl_connect(inst, id));
+	tl_set_deadline(id, time(NULL) + 1);
+	conn = tl_connect(inst, id);
+	tl_set_deadline(id, time(NULL) - 1);
+	cr_assert_eq(tl_p->ops.read_file(conn, "x", 0, 10, &data, &size, tl_err,
+	                                 sizeof tl_err),
+	             TASKBOX_E_GONE);
+	tl_p->ops.close(conn);
+
+	/* More sandboxes than idle slots: the oldest are let go. */
+	for (int i = 0; i < 20; i++) {
+		tl_create(inst, 0, ids[i]);
+		tl_p->ops.close(tl_connect(inst, ids[i]));
+	}
+	for (int i = 0; i < 20; i++)
+		tl_p->ops.close(tl_connect(inst, ids[i]));
+	tl_p->ops.fini(inst);
+	cr_assert_eq(open_fds(), fds, "fini closed every idle connection");
 }
 
 /* Reads created and deadline from the sandbox's meta.json. */
