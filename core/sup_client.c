@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "record_cache.h"
 #include "sup_client.h"
 #include "sup_native.h"
 
@@ -222,8 +223,8 @@ int tb_sup_read_status(struct tb_box *box, const char *task_id,
 	if (rc != TASKBOX_OK)
 		return rc;
 	if (data.len == 0 ||
-	    tb_task_record_parse((const char *)data.data, data.len, task_id,
-	                         rec, perr, sizeof(perr)) < 0) {
+	    tb_record_cache_parse((const char *)data.data, data.len, task_id,
+	                          rec, perr, sizeof(perr)) < 0) {
 		snprintf(err, errlen, "sandbox %s: task %s: %s", box->id,
 		         task_id, data.len ? perr : "status record is empty");
 		rc = TASKBOX_E_PROTOCOL;

@@ -4,6 +4,7 @@
 #include "config_file.h"
 #include "host_mask.h"
 #include "log.h"
+#include "record_cache.h"
 #include "server.h"
 #include "session.h"
 #include "tasks.h"
@@ -20,6 +21,7 @@ static void tasks_shutdown(void)
 	tb_session_shutdown();
 	tb_mask_free(mask);
 	mask = NULL;
+	tb_record_cache_clear();
 }
 
 int tb_tasks_init(const struct tb_config *cfg)

@@ -6,6 +6,7 @@ libtaskbox_core_la_SOURCES += \
 	core/utf8_page.c \
 	core/host_mask.c \
 	core/sup_record.c \
+	core/record_cache.c \
 	core/base64.c \
 	core/tool_args.c \
 	core/box.c \
@@ -27,6 +28,7 @@ noinst_HEADERS += \
 	core/utf8_page.h \
 	core/host_mask.h \
 	core/sup_record.h \
+	core/record_cache.h \
 	core/base64.h \
 	core/tool_args.h \
 	core/box.h \

@@ -1,8 +1,10 @@
-/* Supervisor status records, error objects and /proc stat lines. */
+/* Supervisor status records, the cache of parsed ones, error objects and
+ * /proc stat lines. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "record_cache.h"
 #include "sup_record.h"
 
 #define ID "0123456789abcdef0123456789abcdef"
@@ -101,6 +103,83 @@ Test(sup_record, refuses_another_tasks_record)
 	                                  &r, err, sizeof(err)),
 	             -1);
 	cr_assert(strstr(err, "not the task") != NULL, "%s", err);
+}
+
+/* The record as text with state and exit code filled in. */
+static void record_text(char *buf, size_t len, const char *id,
+                        const char *state, int exit_code)
+{
+	snprintf(buf, len,
+	         "{\"format\":1,\"task_id\":\"%s\",\"state\":\"%s\","
+	         "\"exit_code\":%d,\"started_at\":5,\"command\":\"x\","
+	         "\"supervisor_pid\":42,\"supervisor_start\":7}",
+	         id, state, exit_code);
+}
+
+Test(record_cache, the_same_bytes_give_the_same_record_without_a_parse)
+{
+	struct tb_task_record a, b, c;
+	char text[256], err[256];
+
+	record_text(text, sizeof text, ID, "running", 0);
+	cr_assert_eq(
+	    tb_record_cache_parse(text, strlen(text), ID, &a, err, sizeof err),
+	    0, "%s", err);
+	cr_assert_eq(
+	    tb_record_cache_parse(text, strlen(text), ID, &b, err, sizeof err),
+	    0, "%s", err);
+	cr_assert_eq(a.json, b.json,
+	             "the second read was answered from the "
+	             "cache");
+	cr_assert_eq(b.state, TB_TASK_RUNNING);
+	cr_assert_str_eq(b.command, "x");
+	/* Changed bytes (the task ended) are parsed again. */
+	record_text(text, sizeof text, ID, "failed", 3);
+	cr_assert_eq(
+	    tb_record_cache_parse(text, strlen(text), ID, &c, err, sizeof err),
+	    0, "%s", err);
+	cr_assert_neq(c.json, a.json);
+	cr_assert_eq(c.state, TB_TASK_FAILED);
+	cr_assert_eq(c.exit_code, 3);
+	/* Records handed out stay valid whatever the cache does. */
+	tb_record_cache_clear();
+	cr_assert_eq(a.state, TB_TASK_RUNNING);
+	cr_assert_str_eq(a.command, "x");
+	tb_task_record_clear(&a);
+	tb_task_record_clear(&b);
+	tb_task_record_clear(&c);
+}
+
+Test(record_cache, rules_hold_and_many_tasks_fit)
+{
+	struct tb_task_record r;
+	char text[256], err[256], id[40];
+
+	record_text(text, sizeof text, ID, "running", 0);
+	cr_assert_eq(
+	    tb_record_cache_parse(text, strlen(text), ID, &r, err, sizeof err),
+	    0);
+	tb_task_record_clear(&r);
+	/* The same bytes asked for as another task's record: refused. */
+	cr_assert_eq(tb_record_cache_parse(text, strlen(text),
+	                                   "ffffffffffffffffffffffffffffffff",
+	                                   &r, err, sizeof err),
+	             -1);
+	cr_assert(strstr(err, "not the task asked for"), "%s", err);
+	/* More tasks than slots: every answer is still its own record. */
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 100; i++) {
+			snprintf(id, sizeof id, "%032x", i);
+			record_text(text, sizeof text, id, "succeeded", i);
+			cr_assert_eq(tb_record_cache_parse(text, strlen(text),
+			                                   id, &r, err,
+			                                   sizeof err),
+			             0, "%s", err);
+			cr_assert_str_eq(r.task_id, id);
+			cr_assert_eq(r.exit_code, i);
+			tb_task_record_clear(&r);
+		}
+	tb_record_cache_clear();
 }
 
 Test(sup_record, reads_error_objects)

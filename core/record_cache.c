@@ -1,0 +1,97 @@
+/* The status record cache of record_cache.h: a few slots, one per task,
+ * replaced least recently used first. A hit costs a memcmp of the text. */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record_cache.h"
+
+#define SLOTS 32
+#define TEXT_MAX 4096 /* longer records (long commands) are not kept */
+
+struct slot {
+	char *text; /* NULL: empty */
+	size_t len;
+	struct tb_task_record rec; /* holds a reference to rec.json */
+	unsigned long used;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct slot slots[SLOTS];
+static unsigned long ticks;
+
+/* With the lock held: the slot of task_id, or NULL. */
+static struct slot *find(const char *task_id)
+{
+	for (int i = 0; i < SLOTS; i++)
+		if (slots[i].text && !strcmp(slots[i].rec.task_id, task_id))
+			return &slots[i];
+	return NULL;
+}
+
+static void empty(struct slot *s)
+{
+	free(s->text);
+	tb_task_record_clear(&s->rec);
+	memset(s, 0, sizeof(*s));
+}
+
+/* With the lock held: keeps a copy of text and a reference to rec in the
+ * task's slot, else in the least recently used one. */
+static void keep(const char *text, size_t len, const struct tb_task_record *rec)
+{
+	struct slot *s = find(rec->task_id);
+	char *copy = malloc(len);
+
+	if (!copy)
+		return;
+	memcpy(copy, text, len);
+	for (int i = 0; !s && i < SLOTS; i++)
+		if (!slots[i].text)
+			s = &slots[i];
+	if (!s) {
+		s = &slots[0];
+		for (int i = 1; i < SLOTS; i++)
+			if (slots[i].used < s->used)
+				s = &slots[i];
+	}
+	empty(s);
+	s->text = copy;
+	s->len = len;
+	s->rec = *rec;
+	json_incref(s->rec.json);
+	s->used = ++ticks;
+}
+
+int tb_record_cache_parse(const char *text, size_t len, const char *expect_id,
+                          struct tb_task_record *rec, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&lock);
+	struct slot *s = find(expect_id);
+	if (s && s->len == len && !memcmp(s->text, text, len)) {
+		*rec = s->rec;
+		json_incref(rec->json);
+		s->used = ++ticks;
+		pthread_mutex_unlock(&lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&lock);
+	if (tb_task_record_parse(text, len, expect_id, rec, err, errlen) < 0)
+		return -1;
+	if (len <= TEXT_MAX) {
+		pthread_mutex_lock(&lock);
+		keep(text, len, rec);
+		pthread_mutex_unlock(&lock);
+	}
+	return 0;
+}
+
+void tb_record_cache_clear(void)
+{
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < SLOTS; i++)
+		empty(&slots[i]);
+	pthread_mutex_unlock(&lock);
+}
