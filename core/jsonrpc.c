@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,6 +307,71 @@ json_t *tb_rpc_notification(const char *method, json_t *params)
 char *tb_rpc_dump(const json_t *msg)
 {
 	return json_dumps(msg, JSON_COMPACT);
+}
+
+/* True when key is the last member of obj (dumps keep insertion order). */
+static bool last_member_is(const json_t *obj, const char *key)
+{
+	const char *last = NULL;
+	for (void *it = json_object_iter((json_t *)obj); it;
+	     it = json_object_iter_next((json_t *)obj, it))
+		last = json_object_iter_key(it);
+	return last && strcmp(last, key) == 0;
+}
+
+/* The slow way, for a message not shaped as tb_rpc_result makes it. */
+static char *dump_with_parsed(const json_t *msg, const char *key,
+                              const char *raw)
+{
+	json_t *copy = json_deep_copy(msg);
+	json_t *value = json_loads(raw, JSON_DECODE_ANY, NULL);
+	char *line = NULL;
+
+	if (copy && value &&
+	    json_object_set(json_object_get(copy, "result"), key, value) == 0)
+		line = json_dumps(copy, JSON_COMPACT);
+	json_decref(copy);
+	json_decref(value);
+	return line;
+}
+
+char *tb_rpc_dump_with(const json_t *msg, const char *key, const char *raw)
+{
+	const json_t *result = json_object_get(msg, "result");
+	json_t *kj;
+	char *head, *name, *line = NULL;
+
+	if (!json_is_object(result) || !last_member_is(msg, "result") ||
+	    json_object_get(result, key))
+		return dump_with_parsed(msg, key, raw);
+	kj = json_string(key);
+	head = json_dumps(msg, JSON_COMPACT);
+	name = kj ? json_dumps(kj, JSON_ENCODE_ANY) : NULL;
+	json_decref(kj);
+	if (head && name) {
+		/* head ends with the result's '}' and the envelope's: the
+		 * member goes before them. */
+		size_t hlen = strlen(head), nlen = strlen(name);
+		size_t rlen = strlen(raw), at = hlen - 2;
+		bool first = json_object_size(result) == 0;
+
+		line = malloc(hlen + nlen + rlen + 3);
+		if (line) {
+			char *p = line;
+			memcpy(p, head, at);
+			p += at;
+			if (!first)
+				*p++ = ',';
+			memcpy(p, name, nlen);
+			p += nlen;
+			*p++ = ':';
+			memcpy(p, raw, rlen);
+			memcpy(p + rlen, "}}", 3);
+		}
+	}
+	free(head);
+	free(name);
+	return line;
 }
 
 char *tb_rpc_id_key(const json_t *id)

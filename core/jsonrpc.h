@@ -101,6 +101,12 @@ json_t *tb_rpc_notification(const char *method, json_t *params);
  * caller frees. NULL when out of memory. */
 char *tb_rpc_dump(const json_t *msg);
 
+/* Serializes a response whose result gets one more member, key, given as
+ * JSON text already serialized (raw, trusted to be valid): the same line
+ * as tb_rpc_dump would give with that member added last to "result", but
+ * without walking the value again. NULL when out of memory. */
+char *tb_rpc_dump_with(const json_t *msg, const char *key, const char *raw);
+
 /* A copy of an id usable as a map key: "s:" or "i:" then the value. */
 char *tb_rpc_id_key(const json_t *id);
 

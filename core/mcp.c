@@ -38,6 +38,11 @@ void tb_mcp_send(struct tb_mcp *s, json_t *msg)
 	char *text = msg ? tb_rpc_dump(msg) : NULL;
 
 	json_decref(msg);
+	tb_mcp_send_line(s, text);
+}
+
+void tb_mcp_send_line(struct tb_mcp *s, char *text)
+{
 	if (!text) {
 		tb_log(TB_LOG_ERROR, "out of memory building a message");
 		return;

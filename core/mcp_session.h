@@ -46,6 +46,10 @@ struct tb_call {
 /* Serialises msg and writes it; steals msg. Thread-safe. */
 void tb_mcp_send(struct tb_mcp *s, json_t *msg);
 
+/* Writes a message already serialised (tb_rpc_dump's form); frees it.
+ * NULL is logged as out of memory. Thread-safe. */
+void tb_mcp_send_line(struct tb_mcp *s, char *text);
+
 /* True when the negotiated version is v or newer. */
 bool tb_mcp_at_least(const struct tb_mcp *s, const char *v);
 

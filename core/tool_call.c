@@ -76,16 +76,35 @@ void tb_call_cancel(struct tb_call *c)
 	pthread_mutex_unlock(&c->lock);
 }
 
-json_t *tb_call_tool_result(const struct tb_call *c, json_t *out, bool error)
+/* The CallToolResult for out without structuredContent; *structured gets
+ * out's text when the result should carry it too (on success, where the
+ * version has it), else NULL. Steals out. */
+static json_t *tool_answer(const struct tb_call *c, json_t *out, bool error,
+                           char **structured)
 {
 	char *text = json_dumps(out, JSON_COMPACT);
 	json_t *r = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text",
 	                      "text", text ? text : "{}", "isError", error);
-	free(text);
+
+	*structured = NULL;
 	/* Error objects need not match outputSchema, which clients check
 	 * structuredContent against: they travel as text only. */
-	if (r && !error && tb_mcp_at_least(c->session, "2025-06-18"))
+	if (r && text && !error && tb_mcp_at_least(c->session, "2025-06-18"))
+		*structured = text;
+	else
+		free(text);
+	json_decref(out);
+	return r;
+}
+
+json_t *tb_call_tool_result(const struct tb_call *c, json_t *out, bool error)
+{
+	char *structured;
+	json_t *r = tool_answer(c, json_incref(out), error, &structured);
+
+	if (r && structured)
 		json_object_set(r, "structuredContent", out);
+	free(structured);
 	json_decref(out);
 	return r;
 }
@@ -97,18 +116,19 @@ static json_t *error_result(const struct tb_call *c, const char *message)
 	                           true);
 }
 
-/* Runs the tool's handler: its CallToolResult, or NULL when out of
- * memory. */
-static json_t *run_tool(struct tb_call *c)
+/* Runs the tool's handler: its CallToolResult (with the structured
+ * content's text apart, see tool_answer), or NULL when out of memory. */
+static json_t *run_tool(struct tb_call *c, char **structured)
 {
 	char why[512];
 	json_t *out = NULL;
 
+	*structured = NULL;
 	if (tb_schema_validate(c->tool->validator, c->args, why, sizeof why))
 		return error_result(c, why);
 	int rc = c->tool->tool->fn(c, c->args, &out);
 	if ((rc == 0 || rc == 1) && json_is_object(out))
-		return tb_call_tool_result(c, out, rc == 1);
+		return tool_answer(c, out, rc == 1, structured);
 	tb_log(TB_LOG_ERROR, "tool %s broke its contract (returned %d)",
 	       c->tool->tool->name, rc);
 	json_decref(out);
@@ -119,13 +139,14 @@ void tb_call_run(void *arg)
 {
 	struct tb_call *c = arg;
 	json_t *msg = NULL;
+	char *structured = NULL;
 	bool never_started = __atomic_load_n(&c->cancelled, __ATOMIC_SEQ_CST);
 
 	if (!never_started) {
 		if (c->job) {
 			msg = c->job(c);
 		} else {
-			json_t *result = run_tool(c);
+			json_t *result = run_tool(c, &structured);
 			msg = result ? tb_rpc_result(c->id, result) : NULL;
 		}
 	}
@@ -136,9 +157,15 @@ void tb_call_run(void *arg)
 		tb_mcp_send(c->session,
 		            tb_rpc_error(c->id, TB_RPC_INTERNAL_ERROR,
 		                         "Internal error: out of memory"));
+	} else if (structured) {
+		tb_mcp_send_line(
+		    c->session,
+		    tb_rpc_dump_with(msg, "structuredContent", structured));
+		json_decref(msg);
 	} else {
 		tb_mcp_send(c->session, msg);
 	}
+	free(structured);
 	tb_call_free(c);
 }
 

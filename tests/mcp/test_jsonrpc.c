@@ -217,3 +217,41 @@ Test(envelope, builders_and_id_keys)
 	cr_assert(tb_rpc_blank(" \t\r", 3));
 	cr_assert_not(tb_rpc_blank(" x", 2));
 }
+
+/* tb_rpc_dump_with gives byte for byte the line of the message with the
+ * member added last to its result. */
+static void check_dump_with(json_t *msg, const char *raw)
+{
+	char *got = tb_rpc_dump_with(msg, "structuredContent", raw);
+	json_t *value = json_loads(raw, JSON_DECODE_ANY, NULL);
+	json_t *want_msg = json_deep_copy(msg);
+
+	cr_assert_not_null(got);
+	cr_assert_not_null(value);
+	json_object_set_new(json_object_get(want_msg, "result"),
+	                    "structuredContent", value);
+	char *want = tb_rpc_dump(want_msg);
+	cr_assert_str_eq(got, want);
+	free(got);
+	free(want);
+	json_decref(want_msg);
+	json_decref(msg);
+}
+
+Test(rpc, dump_with_adds_a_serialized_member_to_the_result)
+{
+	json_t *id = json_integer(7);
+	const char *raw = "{\"a\":[1,\"q\\\"}}\"],\"b\":{}}";
+
+	check_dump_with(
+	    tb_rpc_result(id, json_pack("{s:[{s:s,s:s}],s:b}", "content",
+	                                "type", "text", "text", raw,
+	                                "isError", 0)),
+	    raw);
+	check_dump_with(tb_rpc_result(id, json_object()), "[]");
+	/* A message not shaped as tb_rpc_result makes it. */
+	check_dump_with(json_pack("{s:{s:i},s:s,s:O}", "result", "x", 1,
+	                          "jsonrpc", "2.0", "id", id),
+	                "null");
+	json_decref(id);
+}
