@@ -142,12 +142,24 @@ Test(local_sandbox, ids_persist_across_instances)
 	tl_p->ops.fini(b);
 }
 
+/* Moves sandbox id's deadline into the past under its open connection
+ * conn, checks that conn's next op says GONE, and closes conn. */
+static void expire_under(void *conn, const char *id)
+{
+	struct taskbox_buf data;
+	uint64_t size;
+
+	tl_set_deadline(id, time(NULL) - 1);
+	cr_assert_eq(tl_p->ops.read_file(conn, "x", 0, 10, &data, &size, tl_err,
+	                                 sizeof tl_err),
+	             TASKBOX_E_GONE);
+	tl_p->ops.close(conn);
+}
+
 Test(local_sandbox, expired_sandbox_is_gone)
 {
 	void *inst = tl_init_ok(), *conn;
 	char id[TASKBOX_SANDBOX_ID_MAX], id2[TASKBOX_SANDBOX_ID_MAX], dir[512];
-	struct taskbox_buf data;
-	uint64_t size;
 
 	tl_create(inst, 0, id);
 	tl_set_deadline(id, time(NULL) - 1);
@@ -159,12 +171,7 @@ Test(local_sandbox, expired_sandbox_is_gone)
 
 	/* An open connection sees the expiry at its next op. */
 	tl_create(inst, 0, id2);
-	conn = tl_connect(inst, id2);
-	tl_set_deadline(id2, time(NULL) - 1);
-	cr_assert_eq(tl_p->ops.read_file(conn, "x", 0, 10, &data, &size, tl_err,
-	                                 sizeof tl_err),
-	             TASKBOX_E_GONE);
-	tl_p->ops.close(conn);
+	expire_under(tl_connect(inst, id2), id2);
 	tl_p->ops.fini(inst);
 }
 
@@ -225,12 +232,7 @@ Test(local_sandbox, idle_connections_never_outlive_their_sandbox)
 	tl_create(inst, 0, id);
 	tl_p->ops.close(tl_connect(inst, id));
 	tl_set_deadline(id, time(NULL) + 1);
-	conn = tl_connect(inst, id);
-	tl_set_deadline(id, time(NULL) - 1);
-	cr_assert_eq(tl_p->ops.read_file(conn, "x", 0, 10, &data, &size, tl_err,
-	                                 sizeof tl_err),
-	             TASKBOX_E_GONE);
-	tl_p->ops.close(conn);
+	expire_under(tl_connect(inst, id), id);
 
 	/* More sandboxes than idle slots: the oldest are let go. */
 	for (int i = 0; i < 20; i++) {
