@@ -243,11 +243,10 @@ Test(rpc, dump_with_adds_a_serialized_member_to_the_result)
 	json_t *id = json_integer(7);
 	const char *raw = "{\"a\":[1,\"q\\\"}}\"],\"b\":{}}";
 
-	check_dump_with(
-	    tb_rpc_result(id, json_pack("{s:[{s:s,s:s}],s:b}", "content",
-	                                "type", "text", "text", raw,
-	                                "isError", 0)),
-	    raw);
+	check_dump_with(tb_rpc_result(id, json_pack("{s:[{s:s,s:s}],s:b}",
+	                                            "content", "type", "text",
+	                                            "text", raw, "isError", 0)),
+	                raw);
 	check_dump_with(tb_rpc_result(id, json_object()), "[]");
 	/* A message not shaped as tb_rpc_result makes it. */
 	check_dump_with(json_pack("{s:{s:i},s:s,s:O}", "result", "x", 1,
