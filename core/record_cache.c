@@ -11,6 +11,12 @@
 #define SLOTS 32
 #define TEXT_MAX 4096 /* longer records (long commands) are not kept */
 
+/* Records are shared between threads, so the cache needs jansson's atomic
+ * reference counts; without them every read is parsed. */
+#ifndef JANSSON_THREAD_SAFE_REFCOUNT
+#define JANSSON_THREAD_SAFE_REFCOUNT 0
+#endif
+
 struct slot {
 	char *text; /* NULL: empty */
 	size_t len;
@@ -80,7 +86,7 @@ int tb_record_cache_parse(const char *text, size_t len, const char *expect_id,
 	pthread_mutex_unlock(&lock);
 	if (tb_task_record_parse(text, len, expect_id, rec, err, errlen) < 0)
 		return -1;
-	if (len <= TEXT_MAX) {
+	if (JANSSON_THREAD_SAFE_REFCOUNT && len <= TEXT_MAX) {
 		pthread_mutex_lock(&lock);
 		keep(text, len, rec);
 		pthread_mutex_unlock(&lock);
