@@ -108,12 +108,16 @@ build_and_check() {
 # plugin and the server at a fraction of valgrind's cost per process.
 ENGINE_TESTS="tests/docker/docker.sh tests/contract/docker.test.mjs"
 
+# The fuzz runs build their own clang target with ASan and UBSan, whatever
+# the stage, and run it outside valgrind: one stage (asan) runs them.
+FUZZ_TESTS="tests/fuzz/run.sh tests/e2b/fuzz.sh"
+
 stage_gcc() {
 	local logs=$builds/gcc-vg-logs rc=0
 	rm -rf "$logs"
 	mkdir -p "$logs"
 	TASKBOX_TEST_WRAPPER="$src/tests/vg --server" \
-		TASKBOX_VG_LOGDIR=$logs check_skip=$ENGINE_TESTS \
+		TASKBOX_VG_LOGDIR=$logs check_skip="$ENGINE_TESTS $FUZZ_TESTS" \
 		build_and_check gcc || rc=1
 	# Valgrind's findings in the servers the integration tests started.
 	local bad
