@@ -54,10 +54,8 @@ static void keep(const char *text, size_t len, const struct tb_task_record *rec)
 	if (!copy)
 		return;
 	memcpy(copy, text, len);
-	for (int i = 0; !s && i < SLOTS; i++)
-		if (!slots[i].text)
-			s = &slots[i];
 	if (!s) {
+		/* The least recently used; an empty slot's used is 0. */
 		s = &slots[0];
 		for (int i = 1; i < SLOTS; i++)
 			if (slots[i].used < s->used)

@@ -5,9 +5,7 @@
  * and connect then starts afresh. */
 #include "config.h"
 
-#include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "local_int.h"
@@ -33,14 +31,9 @@ static struct tb_local_conn *take_at(struct tb_local_idle *idle, unsigned i)
  * is ahead. */
 static int still_current(const struct tb_local_conn *c)
 {
-	struct stat st;
+	int err;
 
-	return fstatat(c->inst->root_fd, c->meta_path, &st,
-	               AT_SYMLINK_NOFOLLOW) == 0 &&
-	       st.st_ino == c->meta_ino &&
-	       st.st_mtim.tv_sec == c->meta_mtime.tv_sec &&
-	       st.st_mtim.tv_nsec == c->meta_mtime.tv_nsec &&
-	       time(NULL) < c->deadline;
+	return tb_local_meta_unchanged(c, &err) && time(NULL) < c->deadline;
 }
 
 struct tb_local_conn *tb_local_idle_take(struct tb_local *L, const char *id)

@@ -100,6 +100,10 @@ TB_HIDDEN int tb_local_meta_read(int dirfd, const char *path,
 /* Replaces <dirfd>/meta.json atomically. Returns 0 or an errno value. */
 TB_HIDDEN int tb_local_meta_write(int dirfd, const struct tb_local_meta *m);
 
+/* 1 when meta.json is still the file c read (same inode and mtime: one
+ * fstatat), else 0; *err gets the fstatat's errno (0 when it worked). */
+TB_HIDDEN int tb_local_meta_unchanged(const struct tb_local_conn *c, int *err);
+
 /* Checks before an op that the connection's sandbox still lives (one
  * fstatat of its meta.json, re-read only when replaced): destroyed or
  * expired gives TASKBOX_E_GONE, and an expired sandbox is removed. */

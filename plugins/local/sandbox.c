@@ -299,18 +299,28 @@ void tb_local_conn_free(struct tb_local_conn *c)
 	free(c);
 }
 
+int tb_local_meta_unchanged(const struct tb_local_conn *c, int *err)
+{
+	struct stat st;
+
+	*err = 0;
+	if (fstatat(c->inst->root_fd, c->meta_path, &st, AT_SYMLINK_NOFOLLOW)) {
+		*err = errno;
+		return 0;
+	}
+	return st.st_ino == c->meta_ino &&
+	       st.st_mtim.tv_sec == c->meta_mtime.tv_sec &&
+	       st.st_mtim.tv_nsec == c->meta_mtime.tv_nsec;
+}
+
 int tb_local_conn_alive(struct tb_local_conn *c, char *errbuf, size_t errlen)
 {
 	struct tb_local_meta m;
-	struct stat st;
-	int err = 0;
+	int err;
 
-	if (fstatat(c->inst->root_fd, c->meta_path, &st, AT_SYMLINK_NOFOLLOW) !=
-	    0)
-		err = errno;
-	else if (st.st_ino != c->meta_ino ||
-	         st.st_mtim.tv_sec != c->meta_mtime.tv_sec ||
-	         st.st_mtim.tv_nsec != c->meta_mtime.tv_nsec) {
+	int same = tb_local_meta_unchanged(c, &err);
+
+	if (!err && !same) {
 		/* Renewed (here or elsewhere) since we last looked. */
 		err = tb_local_meta_read(c->inst->root_fd, c->meta_path, &m);
 		if (!err) {

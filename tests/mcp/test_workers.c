@@ -27,8 +27,6 @@ struct script {
 };
 
 struct job {
-	struct script *s;
-	int step;
 	pthread_t ran_on;
 	atomic_int state; /* 0 queued, 1 running, 2 done */
 	atomic_int release;
@@ -61,8 +59,6 @@ static bool lead(void *ctx)
 		}
 		int step = s->taken++;
 		s->leader[step] = pthread_self();
-		jobs[step].s = s;
-		jobs[step].step = step;
 		if (tb_workers_submit(s->pool, run_job, &jobs[step]) != 0)
 			s->refused++; /* asserted on the test's thread */
 		if (tb_workers_yielding())
