@@ -94,12 +94,30 @@ build_and_check() {
 	count_tests "$builds/$name"
 	slowest_tests "$builds/$name"
 	if [ "$rc" -ne 0 ]; then
-		find "$builds/$name" -name '*.log' ! -name 'config.log' \
+		local log
+		for log in $(find "$builds/$name" -name '*.log' ! -name 'config.log' \
 			-newer "$builds/$name/config.status" \
 			-exec grep -l '^FAIL\|^ERROR' {} + 2>/dev/null |
-			grep -v test-suite.log | sed 's/^/failed: /'
+			grep -v test-suite.log); do
+			echo "failed: $log"
+			failure_excerpt "$log"
+		done
 	fi
 	return $rc
+}
+
+# Prints what a failed test's log says about the failure, at most 120
+# lines: each failed node:test subtest (its "not ok" line and the YAML
+# block after it), Criterion's failed assertions, or else the log's end.
+failure_excerpt() {
+	local log=$1
+	if grep -q '^ *not ok' "$log"; then
+		awk '/^ *not ok/ { on = 1 } on { print } on && /^ *\.\.\.$/ { on = 0 }' "$log"
+	elif grep -q '\[FAIL\]' "$log"; then
+		grep -B2 -A8 '\[FAIL\]\|\[----\]' "$log"
+	else
+		tail -n 60 "$log"
+	fi | head -n 120 | sed 's/^/  | /'
 }
 
 # The suites that drive a real container engine. Their time is podman's
