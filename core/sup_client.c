@@ -4,8 +4,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
+#include "pid_watch.h"
 #include "record_cache.h"
 #include "sup_client.h"
 #include "sup_native.h"
@@ -288,8 +290,10 @@ static int stat_by_exec(struct tb_box *box, const char *path,
 	return rc;
 }
 
-int tb_sup_alive(struct tb_box *box, const struct tb_task_record *rec,
-                 char *err, size_t errlen)
+/* Reads /proc/PID/stat of the record's supervisor: with read_file, else
+ * with exec. Returns like tb_sup_alive. */
+static int stat_says_alive(struct tb_box *box, const struct tb_task_record *rec,
+                           char *err, size_t errlen)
 {
 	char path[64], rerr[TB_ERR_MAX];
 	struct taskbox_buf data;
@@ -314,4 +318,24 @@ int tb_sup_alive(struct tb_box *box, const struct tb_task_record *rec,
 	tb_log(TB_LOG_DEBUG, "sandbox %s: %s through read_file: %s", box->id,
 	       path, rc == TASKBOX_OK ? "empty or malformed" : rerr);
 	return stat_by_exec(box, path, rec, err, errlen);
+}
+
+int tb_sup_alive(struct tb_box *box, const struct tb_task_record *rec,
+                 char *err, size_t errlen)
+{
+	int64_t pid = rec->supervisor_pid;
+	uint64_t start = rec->supervisor_start;
+	int live, fd = -1;
+
+	if (box->inst->plugin->features & TASKBOX_FEATURE_HOST_PIDS) {
+		if ((live = tb_pid_watch_check(pid, start)) >= 0)
+			return live;
+		fd = tb_pid_watch_open(pid);
+	}
+	live = stat_says_alive(box, rec, err, errlen);
+	if (fd >= 0 && live == 1)
+		tb_pid_watch_keep(pid, start, fd);
+	else if (fd >= 0)
+		close(fd);
+	return live;
 }

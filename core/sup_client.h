@@ -63,7 +63,9 @@ int tb_sup_task_dir_exists(struct tb_box *box, const char *task_id, char *err,
 /* Whether the supervisor a running record names is still that process:
  * its /proc/PID/stat starttime equals the recorded one. Uses read_file,
  * falling back to one `cat` exec when the provider cannot serve /proc
- * through it. Returns 1 alive, 0 gone, -1 could not tell (err says why). */
+ * through it; where the provider shares this host's pids, a supervisor
+ * found alive is then watched through a pidfd (pid_watch.h). Returns 1
+ * alive, 0 gone, -1 could not tell (err says why). */
 int tb_sup_alive(struct tb_box *box, const struct tb_task_record *rec,
                  char *err, size_t errlen);
 

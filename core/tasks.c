@@ -4,6 +4,7 @@
 #include "config_file.h"
 #include "host_mask.h"
 #include "log.h"
+#include "pid_watch.h"
 #include "record_cache.h"
 #include "server.h"
 #include "session.h"
@@ -22,6 +23,7 @@ static void tasks_shutdown(void)
 	tb_mask_free(mask);
 	mask = NULL;
 	tb_record_cache_clear();
+	tb_pid_watch_clear();
 }
 
 int tb_tasks_init(const struct tb_config *cfg)

@@ -7,6 +7,7 @@ libtaskbox_core_la_SOURCES += \
 	core/host_mask.c \
 	core/sup_record.c \
 	core/record_cache.c \
+	core/pid_watch.c \
 	core/base64.c \
 	core/tool_args.c \
 	core/box.c \
@@ -29,6 +30,7 @@ noinst_HEADERS += \
 	core/host_mask.h \
 	core/sup_record.h \
 	core/record_cache.h \
+	core/pid_watch.h \
 	core/base64.h \
 	core/tool_args.h \
 	core/box.h \
@@ -47,6 +49,7 @@ tasks_unit_tests = \
 	tests/unit/test_utf8_page \
 	tests/unit/test_host_mask \
 	tests/unit/test_sup_record \
+	tests/unit/test_pid_watch \
 	tests/unit/test_tool_args \
 	tests/unit/test_task_list
 check_PROGRAMS += $(tasks_unit_tests)
@@ -65,6 +68,9 @@ tests_unit_test_host_mask_LDADD = $(tasks_unit_ldadd)
 tests_unit_test_sup_record_SOURCES = tests/unit/test_sup_record.c
 tests_unit_test_sup_record_CFLAGS = $(tasks_unit_cflags)
 tests_unit_test_sup_record_LDADD = $(tasks_unit_ldadd)
+tests_unit_test_pid_watch_SOURCES = tests/unit/test_pid_watch.c
+tests_unit_test_pid_watch_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_pid_watch_LDADD = $(tasks_unit_ldadd)
 tests_unit_test_tool_args_SOURCES = tests/unit/test_tool_args.c
 tests_unit_test_tool_args_CFLAGS = $(tasks_unit_cflags)
 tests_unit_test_tool_args_LDADD = $(tasks_unit_ldadd)

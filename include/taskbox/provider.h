@@ -256,6 +256,12 @@ struct taskbox_provider {
  * task supervisor instead of the portable python3 one). */
 #define TASKBOX_FEATURE_HOST_EXEC (UINT64_C(1) << 0)
 
+/* The sandbox's processes live in this host's PID namespace: pid P inside
+ * the sandbox is the host's process P. The host may then watch a task's
+ * supervisor with a pidfd instead of reading /proc/P/stat through
+ * read_file on every poll. A host that does not know a bit ignores it. */
+#define TASKBOX_FEATURE_HOST_PIDS (UINT64_C(1) << 1)
+
 /* The entry's type. Thread-safe; returns the same pointer every time. */
 typedef const struct taskbox_provider *(*taskbox_provider_entry_fn)(void);
 

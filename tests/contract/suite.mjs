@@ -1,13 +1,16 @@
 // The provider contract suite: the reconnectable-task contract driven
 // through the official MCP SDK client against the real binary, for any
 // provider. A provider module (providers/NAME.mjs) exports
-//   { name, async setup({ sandboxEnv }) -> { config, env }, async teardown() }
+//   { name, async setup({ sandboxEnv }) -> { config, env }, async teardown(),
+//     hostPids }
 // where config is the taskbox config object naming that provider as the
-// default instance and sandboxEnv are variables its sandboxes must see.
+// default instance, sandboxEnv are variables its sandboxes must see, and
+// hostPids is true when the provider declares TASKBOX_FEATURE_HOST_PIDS.
 // Everything the suite does inside a sandbox goes through the tools, so it
 // holds for every provider.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { readdirSync, readlinkSync } from "node:fs";
 import { callTool, scratchDir, startServer, writeConfig } from "../lib/client.mjs";
 import { waitingTests } from "./waiting.mjs";
 
@@ -29,6 +32,17 @@ async function until(what, cond, limitMs = 60000, everyMs = 100) {
     if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
     await sleep(everyMs);
   }
+}
+
+// The pidfds process pid holds (valgrind has no pidfd_open: none there).
+function pidfdsOf(pid) {
+  return readdirSync(`/proc/${pid}/fd`).filter((fd) => {
+    try {
+      return readlinkSync(`/proc/${pid}/fd/${fd}`) === "anon_inode:[pidfd]";
+    } catch {
+      return false;
+    }
+  }).length;
 }
 
 function data(result) {
@@ -226,6 +240,11 @@ export function contractSuite(provider) {
       // recorded pid. The task is then unknown, never a success.
       const rec = await statusRecord(s, sb, lost.task_id);
       assert.equal(rec.state, "running");
+      // Seen alive first, so that a provider sharing the server's pids
+      // has the supervisor watched (a pidfd) when it dies.
+      assert.equal((await getTask(s, sb, lost.task_id)).state, "running");
+      if (provider.hostPids && !process.env.TASKBOX_TEST_WRAPPER)
+        assert.ok(pidfdsOf(s.pid) > 0, "the server watches the supervisor through a pidfd");
       await run(s, sb, `kill -9 ${rec.supervisor_pid}`);
       const r5 = await until("the dead supervisor to be noticed", async () => {
         const r = await getTask(s, sb, lost.task_id);

@@ -8,6 +8,9 @@ let dir;
 
 export default {
   name: "local",
+  // Its sandboxes share the server's PID namespace
+  // (TASKBOX_FEATURE_HOST_PIDS): the server watches supervisors by pidfd.
+  hostPids: true,
 
   // sandboxEnv: variables every command in the sandbox must see (the
   // supervisor masks those named like secrets).
