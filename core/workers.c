@@ -1,16 +1,30 @@
 /* The worker pool of workers.h: a ring of jobs and the lead under one
  * mutex. Threads are started on demand, when a job or the lead arrives and
  * no worker is idle, up to the pool's maximum; once started they stay
- * until the drain. An idle thread takes the lead before any queued job. */
+ * until the drain. An idle thread takes the lead before any queued job.
+ *
+ * A kept job runs with the lead lent to it: a one-shot timer (timerfd) is
+ * armed for LEND_NS, and only when it fires does the watchdog thread free
+ * the lead for an idle thread. A job that ends sooner disarms the timer
+ * and its thread goes on leading: no other thread was woken, which on a
+ * machine where every wake-up is costly is most of the saving. */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "workers.h"
+
+/* How long a kept job may hold the lead before another thread takes it
+ * (so the reading, ping and cancellations, wait at most about this). */
+#define LEND_NS 1000000L
 
 struct job {
 	void (*fn)(void *);
@@ -32,6 +46,13 @@ struct tb_workers {
 	void *lead_ctx;
 	bool lead_free; /* the lead waits for a thread */
 	bool lead_over; /* lead returned true */
+	bool lent;      /* a kept job runs and its thread holds the lead */
+	bool lending;   /* the watchdog runs: kept jobs borrow the lead */
+	int timer_fd;   /* the lend timer, or -1 */
+	long lend_ns;
+	pthread_t watchdog;
+	bool watchdog_started;
+	bool watchdog_stop;
 };
 
 /* The pool whose lead this thread holds, and the job it kept. */
@@ -49,38 +70,100 @@ static void push(struct tb_workers *w, struct job j)
  * logged; the work waits for a running thread, if there is one. */
 static void grow(struct tb_workers *w);
 
-/* Runs the lead once on this thread, then passes it on: to an idle thread
- * when the lead kept a job (which then runs here), else back to the pool. */
+/* Arms (ns > 0) or disarms (0) the lend timer. */
+static void set_timer(struct tb_workers *w, long ns)
+{
+	struct itimerspec its = {{0, 0}, {ns / 1000000000L, ns % 1000000000L}};
+
+	if (timerfd_settime(w->timer_fd, 0, &its, NULL) < 0)
+		tb_log(TB_LOG_ERROR, "worker pool: timer: %s", strerror(errno));
+}
+
+/* Runs the lead on this thread until it ends or passes on. A job the lead
+ * kept runs here with the lead lent to it (see the top); when no thread is
+ * idle any more, the job queues instead and the lead stays here. */
 static void hold_lead(struct tb_workers *w)
 {
-	holding = w;
-	bool over = w->lead(w->lead_ctx);
-	holding = NULL;
-	struct job j = kept;
-	bool wake = false;
+	for (;;) {
+		holding = w;
+		bool over = w->lead(w->lead_ctx);
+		holding = NULL;
+		struct job j = kept;
+		bool wake = false, lend = false;
 
-	kept = (struct job){NULL, NULL};
-	pthread_mutex_lock(&w->lock);
-	if (over) {
-		w->lead_over = true;
-		pthread_cond_broadcast(&w->ended);
-	} else {
-		w->lead_free = true;
-		wake = w->idle > w->count;
-		if (j.fn && !wake) {
+		kept = (struct job){NULL, NULL};
+		pthread_mutex_lock(&w->lock);
+		if (over) {
+			w->lead_over = true;
+			pthread_cond_broadcast(&w->ended);
+			pthread_mutex_unlock(&w->lock);
+			return;
+		}
+		if (j.fn && w->idle <= w->count) {
 			/* The idle thread seen at submit took a job queued
-			 * meanwhile: queue the kept one (its slot is spare)
-			 * and let this thread take the lead back. */
+			 * meanwhile: queue the kept one (its slot is spare). */
 			push(w, j);
 			grow(w);
 			j.fn = NULL;
 		}
-	}
-	pthread_mutex_unlock(&w->lock);
-	if (wake)
-		pthread_cond_signal(&w->ready);
-	if (j.fn)
+		if (j.fn && w->lending)
+			lend = w->lent = true;
+		else
+			w->lead_free = true;
+		wake = j.fn && !lend;
+		pthread_mutex_unlock(&w->lock);
+		if (wake)
+			pthread_cond_signal(&w->ready);
+		if (!j.fn)
+			return; /* the lead is free: this thread or another */
+		if (lend)
+			set_timer(w, w->lend_ns);
 		j.fn(j.arg);
+		if (!lend)
+			return;
+		set_timer(w, 0);
+		pthread_mutex_lock(&w->lock);
+		bool still = w->lent;
+		w->lent = false;
+		pthread_mutex_unlock(&w->lock);
+		if (!still)
+			return; /* the watchdog passed the lead on */
+	}
+}
+
+/* The lend timer's thread: when it fires with the lead still lent, frees
+ * the lead for an idle thread (or a new one). */
+static void *watchdog_main(void *arg)
+{
+	struct tb_workers *w = arg;
+	uint64_t fired;
+
+	for (;;) {
+		ssize_t n = read(w->timer_fd, &fired, sizeof fired);
+		if (n < 0 && errno == EINTR)
+			continue;
+		pthread_mutex_lock(&w->lock);
+		bool stop = w->watchdog_stop || n != (ssize_t)sizeof fired;
+		bool wake = false;
+		if (w->lent) {
+			w->lent = false;
+			w->lead_free = true;
+			grow(w);
+			wake = w->idle > 0;
+		}
+		if (stop && !w->watchdog_stop)
+			tb_log(TB_LOG_ERROR,
+			       "worker pool: timer: %s; the lead is now handed "
+			       "on at once",
+			       n < 0 ? strerror(errno) : "short read");
+		if (stop)
+			w->lending = false;
+		pthread_mutex_unlock(&w->lock);
+		if (wake)
+			pthread_cond_signal(&w->ready);
+		if (stop)
+			return NULL;
+	}
 }
 
 static void *worker_main(void *arg)
@@ -141,6 +224,8 @@ struct tb_workers *tb_workers_new(unsigned n, unsigned queue_max)
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->ready, NULL);
 	pthread_cond_init(&w->ended, NULL);
+	w->timer_fd = -1;
+	w->lend_ns = LEND_NS;
 	return w;
 err_alloc:
 	tb_log(TB_LOG_ERROR, "worker pool: cannot set up %u workers", n);
@@ -182,15 +267,42 @@ int tb_workers_submit(struct tb_workers *w, void (*fn)(void *), void *arg)
 	return rc;
 }
 
+void tb_workers_lend_time(struct tb_workers *w, long ns)
+{
+	w->lend_ns = ns;
+}
+
 bool tb_workers_yielding(void)
 {
 	return kept.fn != NULL;
+}
+
+/* Starts the lend timer and its watchdog; without them a kept job hands
+ * the lead on at once (logged). */
+static void start_lending(struct tb_workers *w)
+{
+	int rc;
+
+	w->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (w->timer_fd < 0) {
+		tb_log(TB_LOG_WARN, "worker pool: no lend timer: %s",
+		       strerror(errno));
+		return;
+	}
+	rc = pthread_create(&w->watchdog, NULL, watchdog_main, w);
+	if (rc) {
+		tb_log(TB_LOG_WARN, "worker pool: no lend watchdog: %s",
+		       strerror(rc));
+		return;
+	}
+	w->watchdog_started = w->lending = true;
 }
 
 int tb_workers_lead(struct tb_workers *w, bool (*lead)(void *ctx), void *ctx)
 {
 	bool wake;
 
+	start_lending(w);
 	pthread_mutex_lock(&w->lock);
 	w->lead = lead;
 	w->lead_ctx = ctx;
@@ -220,10 +332,17 @@ void tb_workers_drain(struct tb_workers *w)
 		return;
 	pthread_mutex_lock(&w->lock);
 	w->stopping = true;
+	w->watchdog_stop = true;
 	pthread_cond_broadcast(&w->ready);
 	pthread_mutex_unlock(&w->lock);
 	for (unsigned i = 0; i < w->nthreads; i++)
 		pthread_join(w->threads[i], NULL);
+	if (w->watchdog_started) {
+		set_timer(w, 1); /* fires at once: the watchdog sees the stop */
+		pthread_join(w->watchdog, NULL);
+	}
+	if (w->timer_fd >= 0)
+		close(w->timer_fd);
 	pthread_cond_destroy(&w->ready);
 	pthread_cond_destroy(&w->ended);
 	pthread_mutex_destroy(&w->lock);

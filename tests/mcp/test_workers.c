@@ -1,7 +1,8 @@
 /* The worker pool's lead (workers.h): a job kept by the lead's holder runs
- * on that thread while another thread goes on leading; with no idle
- * thread the job queues and the holder keeps the lead; the lead's end is
- * seen by tb_workers_wait_lead. */
+ * on that thread; a quick one leaves the lead there, a long one has it
+ * handed to another thread after the lend time; with no idle thread the
+ * job queues and the holder keeps the lead; the lead's end is seen by
+ * tb_workers_wait_lead. */
 #include "config.h"
 
 #include <criterion/criterion.h>
@@ -30,6 +31,7 @@ struct job {
 	pthread_t ran_on;
 	atomic_int state; /* 0 queued, 1 running, 2 done */
 	atomic_int release;
+	int linger_ms; /* how long it runs once released */
 };
 
 static struct job jobs[16];
@@ -42,6 +44,7 @@ static void run_job(void *arg)
 	atomic_store(&j->state, 1);
 	while (!atomic_load(&j->release))
 		usleep(1000);
+	usleep((useconds_t)j->linger_ms * 1000);
 	atomic_store(&j->state, 2);
 }
 
@@ -89,7 +92,9 @@ static void wait_state(int step, int state)
 	cr_assert_eq(atomic_load(&jobs[step].state), state, "job %d", step);
 }
 
-static void setup(struct script *s, unsigned threads)
+/* A pool of threads whose lead is the script; lend_ns 0 keeps the
+ * default lend time. */
+static void setup(struct script *s, unsigned threads, long lend_ns)
 {
 	memset(jobs, 0, sizeof jobs);
 	memset(s, 0, sizeof *s);
@@ -97,6 +102,8 @@ static void setup(struct script *s, unsigned threads)
 	pthread_cond_init(&s->moved, NULL);
 	s->pool = tb_workers_new(threads, 4);
 	cr_assert_not_null(s->pool);
+	if (lend_ns)
+		tb_workers_lend_time(s->pool, lend_ns);
 	cr_assert_eq(tb_workers_lead(s->pool, lead, s), 0);
 }
 
@@ -122,15 +129,16 @@ Test(workers, a_job_runs_on_the_thread_that_read_it_when_one_is_idle,
 {
 	struct script s;
 
-	setup(&s, 3);
+	setup(&s, 3, 0);
 	/* Step 0: no thread is idle yet, so the job queues. */
 	allow(&s, 1);
 	wait_state(0, 1);
 	cr_assert(!pthread_equal(jobs[0].ran_on, s.leader[0]));
 	atomic_store(&jobs[0].release, 1);
 	wait_state(0, 2);
-	/* Step 1: the thread that ran job 0 is idle: the holder keeps job 1
-	 * and that idle thread takes the lead for step 2. */
+	/* Step 1: the thread that ran job 0 is idle: the holder keeps job 1,
+	 * which outlasts the lend time, so that idle thread takes the lead
+	 * for step 2. */
 	usleep(20000);
 	allow(&s, 2);
 	wait_state(1, 1);
@@ -148,7 +156,7 @@ Test(workers, with_every_thread_busy_the_job_queues_and_the_lead_stays,
 {
 	struct script s;
 
-	setup(&s, 2); /* the lead and one thread for jobs */
+	setup(&s, 2, 0); /* the lead and one thread for jobs */
 	allow(&s, 1);
 	wait_state(0, 1);
 	/* Job 0 holds the only other thread: job 1 must queue, and the
@@ -162,6 +170,36 @@ Test(workers, with_every_thread_busy_the_job_queues_and_the_lead_stays,
 	wait_state(1, 1);
 	cr_assert(!pthread_equal(jobs[1].ran_on, s.leader[1]));
 	finish(&s, 3);
+}
+
+Test(workers, a_quick_kept_job_leaves_the_lead_with_its_thread, .timeout = 60)
+{
+	struct script s;
+	const int steps = 8;
+
+	/* Jobs long enough for an idle thread to wake and take a lead handed
+	 * on at once, under a lend time none comes near. */
+	setup(&s, 3, 10L * 1000000000L);
+	for (int i = 0; i <= steps; i++) {
+		jobs[i].linger_ms = 20;
+		atomic_store(&jobs[i].release, 1);
+	}
+	allow(&s, 1); /* no thread idle yet: job 0 queues */
+	wait_state(0, 2);
+	usleep(20000); /* its thread is idle again */
+	for (int i = 1; i < steps; i++) {
+		allow(&s, i + 1);
+		wait_state(i, 2);
+	}
+	allow(&s, steps + 1);
+	for (int i = 1; i < steps; i++) {
+		cr_assert(pthread_equal(jobs[i].ran_on, s.leader[i]),
+		          "job %d ran on the thread that read it", i);
+		cr_assert(pthread_equal(s.leader[i + 1], s.leader[i]),
+		          "the lead stayed on after job %d", i);
+	}
+	cr_assert_eq(s.kept, steps, "jobs 1 to %d were kept", steps);
+	finish(&s, steps + 1);
 }
 
 Test(workers, a_pool_without_a_lead_runs_jobs_on_its_threads)
