@@ -66,7 +66,9 @@ json_t *tb_task_fields(const char *sandbox_id, const char *task_id,
 	    "command", command, "error", err);
 }
 
-/* Reads one log page. A log that does not exist yet is empty. */
+/* Reads one log page. A log that does not exist yet is empty. A finished
+ * task's log is complete at its recorded size: nothing is read from there
+ * on (a finished task's empty stderr costs no provider read). */
 static int read_page(struct tb_box *box, const char *task_id,
                      const char *stream, uint64_t offset, size_t limit,
                      int64_t recorded, bool terminal, struct page *p, char *err,
@@ -76,8 +78,12 @@ static int read_page(struct tb_box *box, const char *task_id,
 	uint64_t size;
 	int rc;
 
-	snprintf(path, sizeof(path), TB_TASK_ROOT "/%s/%s", task_id, stream);
 	p->offset = offset;
+	if (terminal && recorded >= 0 && offset >= (uint64_t)recorded) {
+		p->size = (uint64_t)recorded;
+		return TASKBOX_OK;
+	}
+	snprintf(path, sizeof(path), TB_TASK_ROOT "/%s/%s", task_id, stream);
 	rc =
 	    tb_box_read(box, path, offset, limit, &p->data, &size, err, errlen);
 	if (rc == TASKBOX_E_NOT_FOUND) {
