@@ -1,8 +1,9 @@
 /* tb_serve (server.h): the stdio loop. Reading is the worker pool's lead:
  * the thread holding it reads lines and answers cheap methods; a tools/call
- * runs on the thread that read it, once another thread has taken over the
- * reading (workers.h). EOF, SIGTERM and SIGINT end it in order: calls see
- * themselves cancelled, finish, then the shutdown hooks run. */
+ * runs on the thread that read it, which reads on after a quick call, and
+ * another thread takes over the reading from a call that lasts (workers.h).
+ * EOF, SIGTERM and SIGINT end it in order: calls see themselves cancelled,
+ * finish, then the shutdown hooks run. */
 #include "config.h"
 
 #include <errno.h>
