@@ -756,9 +756,13 @@ def verb_cancel(opts):
         os.kill(record["supervisor_pid"], signal.SIGTERM)
     except ProcessLookupError:
         pass  # it finished meanwhile: its final record follows
+    # Most tasks end within milliseconds of the TERM: look again after
+    # 1 ms, then twice as long each time, up to 20 ms.
+    pause = 0.001
     while record.get("state") not in TERMINAL and time.monotonic() < end:
-        time.sleep(0.02)
+        time.sleep(pause)
         record = read_status(tdir) or record
+        pause = min(pause * 2, 0.02)
     say(record)
 
 
