@@ -65,8 +65,10 @@ int tb_pid_watch_check(int64_t pid, uint64_t start)
 int tb_pid_watch_open(int64_t pid)
 {
 #ifdef SYS_pidfd_open
-	if (pid <= 0 || pid > INT_MAX)
+	if (pid <= 0 || pid > INT_MAX) {
+		errno = EINVAL;
 		return -1;
+	}
 	/* pidfds are close-on-exec from birth */
 	long fd = syscall(SYS_pidfd_open, (pid_t)pid, 0);
 	return fd < 0 ? -1 : (int)fd;

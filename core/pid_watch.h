@@ -17,8 +17,9 @@
  * watched. */
 int tb_pid_watch_check(int64_t pid, uint64_t start);
 
-/* A pidfd for the process that holds pid now, or -1 with errno set
- * (ENOSYS where the kernel, or valgrind, has no pidfd_open). Open it before
+/* A pidfd for the process that holds pid now, or -1 with errno set:
+ * ESRCH when no process has pid, ENOSYS where the kernel (or valgrind) has
+ * no pidfd_open, EINVAL for a pid out of range. Open it before
  * verifying that the holder is the supervisor (by /proc/PID/stat): a pid
  * reused after the verification could otherwise be watched instead. */
 int tb_pid_watch_open(int64_t pid);

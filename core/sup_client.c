@@ -1,6 +1,7 @@
 /* Supervisor verbs over exec, status over read_file, liveness over /proc. */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -331,6 +332,8 @@ int tb_sup_alive(struct tb_box *box, const struct tb_task_record *rec,
 		if ((live = tb_pid_watch_check(pid, start)) >= 0)
 			return live;
 		fd = tb_pid_watch_open(pid);
+		if (fd < 0 && errno == ESRCH)
+			return 0; /* no such process here, nor in the sandbox */
 	}
 	live = stat_says_alive(box, rec, err, errlen);
 	if (fd >= 0 && live == 1)

@@ -252,6 +252,12 @@ export function contractSuite(provider) {
       }, 15000);
       assert.equal(r5.exit_code, null);
       assert.match(r5.error, /supervisor/);
+      // A server that never saw that supervisor alive says the same.
+      const fresh = await server();
+      const r5b = await getTask(fresh, sb, lost.task_id);
+      assert.equal(r5b.state, "unknown");
+      assert.match(r5b.error, /supervisor/);
+      await closeServer(fresh);
       const r6 = ok(await call(s, "cancel_task", { sandbox_id: sb, task_id: lost.task_id }), "cancel of unknown");
       assert.notEqual(r6.state, "cancelled", "cancellation is not claimed without a supervisor");
       assert.ok(["unknown", "running"].includes(r6.state));

@@ -75,6 +75,8 @@ Test(pid_watch, a_watch_says_alive_until_its_process_exits)
 	cr_assert_eq(tb_pid_watch_check(pid, 77), 0, "the exit is seen");
 	cr_assert_eq(tb_pid_watch_check(pid, 77), -1, "and the watch ended");
 	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+	cr_assert_eq(tb_pid_watch_open(pid), -1, "no pidfd once reaped");
+	cr_assert_eq(errno, ESRCH);
 }
 
 Test(pid_watch, a_watch_ends_when_its_descriptor_polls_readable)
@@ -129,6 +131,9 @@ Test(pid_watch, no_descriptor_is_left_behind)
 Test(pid_watch, no_pidfd_for_an_impossible_pid)
 {
 	cr_assert_eq(tb_pid_watch_open(0), -1);
+	cr_assert_eq(errno, EINVAL);
 	cr_assert_eq(tb_pid_watch_open(-1), -1);
+	cr_assert_eq(errno, EINVAL);
 	cr_assert_eq(tb_pid_watch_open((int64_t)INT_MAX + 1), -1);
+	cr_assert_eq(errno, EINVAL);
 }
