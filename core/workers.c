@@ -52,7 +52,6 @@ struct tb_workers {
 	long lend_ns;
 	pthread_t watchdog;
 	bool watchdog_started;
-	bool watchdog_stop;
 };
 
 /* The pool whose lead this thread holds, and the job it kept. */
@@ -143,7 +142,7 @@ static void *watchdog_main(void *arg)
 		if (n < 0 && errno == EINTR)
 			continue;
 		pthread_mutex_lock(&w->lock);
-		bool stop = w->watchdog_stop || n != (ssize_t)sizeof fired;
+		bool stop = w->stopping || n != (ssize_t)sizeof fired;
 		bool wake = false;
 		if (w->lent) {
 			w->lent = false;
@@ -151,7 +150,7 @@ static void *watchdog_main(void *arg)
 			grow(w);
 			wake = w->idle > 0;
 		}
-		if (stop && !w->watchdog_stop)
+		if (stop && !w->stopping)
 			tb_log(TB_LOG_ERROR,
 			       "worker pool: timer: %s; the lead is now handed "
 			       "on at once",
@@ -332,7 +331,6 @@ void tb_workers_drain(struct tb_workers *w)
 		return;
 	pthread_mutex_lock(&w->lock);
 	w->stopping = true;
-	w->watchdog_stop = true;
 	pthread_cond_broadcast(&w->ready);
 	pthread_mutex_unlock(&w->lock);
 	for (unsigned i = 0; i < w->nthreads; i++)
