@@ -1,5 +1,6 @@
 /* The status record cache of record_cache.h: a few slots, one per task,
- * replaced least recently used first. A hit costs a memcmp of the text. */
+ * replaced least recently used first. A hit costs a memcmp of the text. A
+ * slot whose record is finished may also hold the task's logs. */
 #include "config.h"
 
 #include <pthread.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "record_cache.h"
+#include "registry.h"
 
 #define SLOTS 32
 #define TEXT_MAX 4096 /* longer records (long commands) are not kept */
@@ -22,6 +24,8 @@ struct slot {
 	size_t len;
 	struct tb_task_record rec; /* holds a reference to rec.json */
 	unsigned long used;
+	unsigned char *log[2]; /* a finished task's whole logs, or NULL */
+	size_t log_len[2];
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -40,6 +44,8 @@ static struct slot *find(const char *task_id)
 static void empty(struct slot *s)
 {
 	free(s->text);
+	free(s->log[TB_LOG_STDOUT]);
+	free(s->log[TB_LOG_STDERR]);
 	tb_task_record_clear(&s->rec);
 	memset(s, 0, sizeof(*s));
 }
@@ -90,6 +96,72 @@ int tb_record_cache_parse(const char *text, size_t len, const char *expect_id,
 		pthread_mutex_unlock(&lock);
 	}
 	return 0;
+}
+
+/* With the lock held: the slot holding rec itself (the same json, so the
+ * same text), or NULL. */
+static struct slot *holding(const struct tb_task_record *rec)
+{
+	struct slot *s = rec->json ? find(rec->task_id) : NULL;
+
+	return s && s->rec.json == rec->json ? s : NULL;
+}
+
+void tb_record_cache_keep_log(const struct tb_task_record *rec,
+                              enum tb_log_stream stream,
+                              const unsigned char *data, size_t len)
+{
+	int64_t recorded =
+	    stream == TB_LOG_STDOUT ? rec->stdout_bytes : rec->stderr_bytes;
+	unsigned char *copy;
+	struct slot *s;
+
+	if (!tb_task_state_terminal(rec->state) || recorded < 0 ||
+	    (uint64_t)recorded != len || len > TB_RECORD_LOG_MAX)
+		return;
+	copy = malloc(len ? len : 1);
+	if (!copy)
+		return;
+	if (len)
+		memcpy(copy, data, len);
+	pthread_mutex_lock(&lock);
+	s = holding(rec);
+	if (s && !s->log[stream]) {
+		s->log[stream] = copy;
+		s->log_len[stream] = len;
+		copy = NULL;
+	}
+	pthread_mutex_unlock(&lock);
+	free(copy);
+}
+
+int tb_record_cache_log_page(const struct tb_task_record *rec,
+                             enum tb_log_stream stream, uint64_t offset,
+                             size_t limit, struct taskbox_buf *page)
+{
+	struct slot *s;
+	size_t n = 0;
+	int hit = 0;
+
+	page->data = NULL;
+	page->len = 0;
+	pthread_mutex_lock(&lock);
+	s = holding(rec);
+	if (s && s->log[stream]) {
+		if (offset < s->log_len[stream])
+			n = s->log_len[stream] - (size_t)offset;
+		if (n > limit)
+			n = limit;
+		page->data = n ? tb_host()->alloc(n) : NULL;
+		if (n == 0 || page->data) {
+			if (n)
+				memcpy(page->data, s->log[stream] + offset, n);
+			page->len = n;
+			hit = 1;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return hit;
 }
 
 void tb_record_cache_clear(void)

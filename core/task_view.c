@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "host_mask.h"
+#include "record_cache.h"
 #include "sup_client.h"
 #include "task_view.h"
 #include "tasks.h"
@@ -66,24 +67,36 @@ json_t *tb_task_fields(const char *sandbox_id, const char *task_id,
 	    "command", command, "error", err);
 }
 
-/* Reads one log page. A log that does not exist yet is empty. A finished
- * task's log is complete at its recorded size: nothing is read from there
- * on (a finished task's empty stderr costs no provider read). */
+/* Reads one log page of rec's task (rec->json NULL: nothing recorded). A
+ * log that does not exist yet is empty. A finished task's log is complete
+ * at its recorded size: nothing is read from there on (a finished task's
+ * empty stderr costs no provider read), and a small one is read once and
+ * then paged from the record cache. */
 static int read_page(struct tb_box *box, const char *task_id,
-                     const char *stream, uint64_t offset, size_t limit,
-                     int64_t recorded, bool terminal, struct page *p, char *err,
-                     size_t errlen)
+                     const struct tb_task_record *rec, bool terminal,
+                     enum tb_log_stream stream, uint64_t offset, size_t limit,
+                     struct page *p, char *err, size_t errlen)
 {
+	static const char *const names[] = {"stdout", "stderr"};
+	int64_t recorded = -1;
 	char path[128];
 	uint64_t size;
 	int rc;
 
+	if (rec->json)
+		recorded = stream == TB_LOG_STDOUT ? rec->stdout_bytes
+		                                   : rec->stderr_bytes;
+	terminal = terminal && recorded >= 0;
 	p->offset = offset;
-	if (terminal && recorded >= 0 && offset >= (uint64_t)recorded) {
+	if (terminal) {
 		p->size = (uint64_t)recorded;
-		return TASKBOX_OK;
+		if (offset >= (uint64_t)recorded ||
+		    tb_record_cache_log_page(rec, stream, offset, limit,
+		                             &p->data))
+			return TASKBOX_OK;
 	}
-	snprintf(path, sizeof(path), TB_TASK_ROOT "/%s/%s", task_id, stream);
+	snprintf(path, sizeof(path), TB_TASK_ROOT "/%s/%s", task_id,
+	         names[stream]);
 	rc =
 	    tb_box_read(box, path, offset, limit, &p->data, &size, err, errlen);
 	if (rc == TASKBOX_E_NOT_FOUND) {
@@ -92,12 +105,15 @@ static int read_page(struct tb_box *box, const char *task_id,
 	}
 	if (rc != TASKBOX_OK)
 		return rc;
-	if (terminal && recorded >= 0)
-		p->size = (uint64_t)recorded;
-	else if (size != UINT64_MAX)
+	if (terminal) {
+		if (offset == 0)
+			tb_record_cache_keep_log(rec, stream, p->data.data,
+			                         p->data.len);
+	} else if (size != UINT64_MAX) {
 		p->size = size;
-	else
+	} else {
 		p->size = offset + p->data.len;
+	}
 	return TASKBOX_OK;
 }
 
@@ -195,11 +211,11 @@ int tb_task_view(struct tb_box *box, const char *task_id,
 	if (read_state(box, task_id, &rec, &state, why, sizeof(why), result))
 		return 1;
 	terminal = tb_task_state_terminal(state);
-	if (read_page(box, task_id, "stdout", pr->stdout_offset, pr->limit,
-	              rec.json ? rec.stdout_bytes : -1, terminal, &out, err,
+	if (read_page(box, task_id, &rec, terminal, TB_LOG_STDOUT,
+	              pr->stdout_offset, pr->limit, &out, err,
 	              sizeof(err)) != TASKBOX_OK ||
-	    read_page(box, task_id, "stderr", pr->stderr_offset, pr->limit,
-	              rec.json ? rec.stderr_bytes : -1, terminal, &errp, err,
+	    read_page(box, task_id, &rec, terminal, TB_LOG_STDERR,
+	              pr->stderr_offset, pr->limit, &errp, err,
 	              sizeof(err)) != TASKBOX_OK) {
 		*result = tb_error_json(err);
 		rc = 1;

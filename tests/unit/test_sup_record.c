@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "box.h"
 #include "record_cache.h"
 #include "sup_record.h"
 
@@ -179,6 +180,91 @@ Test(record_cache, rules_hold_and_many_tasks_fit)
 			cr_assert_eq(r.exit_code, i);
 			tb_task_record_clear(&r);
 		}
+	tb_record_cache_clear();
+}
+
+/* Parses text (a record with the given log sizes) through the cache. */
+static void cached(struct tb_task_record *r, const char *state, int out,
+                   int err_bytes)
+{
+	char text[384], err[256];
+
+	snprintf(text, sizeof text,
+	         "{\"format\":1,\"task_id\":\"" ID "\",\"state\":\"%s\","
+	         "\"exit_code\":0,\"started_at\":5,\"stdout_bytes\":%d,"
+	         "\"stderr_bytes\":%d,\"supervisor_pid\":42,"
+	         "\"supervisor_start\":7}",
+	         state, out, err_bytes);
+	cr_assert_eq(
+	    tb_record_cache_parse(text, strlen(text), ID, r, err, sizeof err),
+	    0, "%s", err);
+}
+
+/* Pages of stream kept with r: asserts a hit giving want. */
+static void page_is(const struct tb_task_record *r, enum tb_log_stream s,
+                    uint64_t offset, size_t limit, const char *want)
+{
+	struct taskbox_buf page;
+
+	cr_assert_eq(tb_record_cache_log_page(r, s, offset, limit, &page), 1);
+	cr_assert_eq(page.len, strlen(want));
+	cr_assert_eq(memcmp(page.data, want, page.len), 0);
+	tb_buf_free(&page);
+}
+
+Test(record_cache, a_finished_tasks_whole_logs_page_from_memory)
+{
+	struct tb_task_record run, fin, again, other;
+	struct taskbox_buf page;
+
+	/* A running task's logs still grow: never kept. */
+	cached(&run, "running", 6, 0);
+	tb_record_cache_keep_log(&run, TB_LOG_STDOUT,
+	                         (const unsigned char *)"hello\n", 6);
+	cr_assert_eq(
+	    tb_record_cache_log_page(&run, TB_LOG_STDOUT, 0, 100, &page), 0);
+	cr_assert_null(page.data);
+	/* Finished: a whole log is kept; a partial read is not. */
+	cached(&fin, "succeeded", 6, 3);
+	tb_record_cache_keep_log(&fin, TB_LOG_STDERR,
+	                         (const unsigned char *)"er", 2);
+	cr_assert_eq(
+	    tb_record_cache_log_page(&fin, TB_LOG_STDERR, 0, 100, &page), 0);
+	tb_record_cache_keep_log(&fin, TB_LOG_STDOUT,
+	                         (const unsigned char *)"hello\n", 6);
+	cr_assert_eq(
+	    tb_record_cache_log_page(&fin, TB_LOG_STDERR, 0, 100, &page), 0);
+	/* Pages replay as the provider's would: offset, limit, the end. */
+	page_is(&fin, TB_LOG_STDOUT, 0, 100, "hello\n");
+	page_is(&fin, TB_LOG_STDOUT, 1, 3, "ell");
+	page_is(&fin, TB_LOG_STDOUT, 6, 100, "");
+	page_is(&fin, TB_LOG_STDOUT, 99, 100, "");
+	/* The next read of the same bytes finds the log kept. */
+	cached(&again, "succeeded", 6, 3);
+	cr_assert_eq(again.json, fin.json);
+	page_is(&again, TB_LOG_STDOUT, 2, 2, "ll");
+	/* Other bytes (another record of the task) start with no log. */
+	cached(&other, "succeeded", 7, 3);
+	cr_assert_eq(
+	    tb_record_cache_log_page(&other, TB_LOG_STDOUT, 0, 100, &page), 0);
+	cr_assert_eq(
+	    tb_record_cache_log_page(&fin, TB_LOG_STDOUT, 0, 100, &page), 0,
+	    "a record the cache no longer holds has no log");
+	/* Over TB_RECORD_LOG_MAX: not kept. */
+	tb_task_record_clear(&other);
+	cached(&other, "failed", TB_RECORD_LOG_MAX + 1, 0);
+	{
+		static unsigned char big[TB_RECORD_LOG_MAX + 1];
+
+		tb_record_cache_keep_log(&other, TB_LOG_STDOUT, big,
+		                         sizeof big);
+	}
+	cr_assert_eq(
+	    tb_record_cache_log_page(&other, TB_LOG_STDOUT, 0, 100, &page), 0);
+	tb_task_record_clear(&run);
+	tb_task_record_clear(&fin);
+	tb_task_record_clear(&again);
+	tb_task_record_clear(&other);
 	tb_record_cache_clear();
 }
 
