@@ -151,7 +151,7 @@ int tb_local_read_file(void *conn, const char *path, uint64_t offset,
 		tb_local_err(errbuf, errlen, "path must not be empty");
 		return TASKBOX_E_INVALID;
 	}
-	if ((rc = tb_local_conn_alive(c, errbuf, errlen)))
+	if ((rc = tb_local_conn_current(c, errbuf, errlen)))
 		return rc;
 	if ((err = resolve(c, path, &dirfd, &rel, &owned)))
 		goto fail;

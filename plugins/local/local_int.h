@@ -110,6 +110,13 @@ TB_HIDDEN int tb_local_meta_unchanged(const struct tb_local_conn *c, int *err);
 TB_HIDDEN int tb_local_conn_alive(struct tb_local_conn *c, char *errbuf,
                                   size_t errlen);
 
+/* The same check for reads, which fail by themselves (and then ask
+ * tb_local_conn_gone) when the sandbox is destroyed under them: the deadline
+ * read at connect stands while it is ahead, with no system call; once it
+ * has passed, tb_local_conn_alive decides. */
+TB_HIDDEN int tb_local_conn_current(struct tb_local_conn *c, char *errbuf,
+                                    size_t errlen);
+
 /* Nonzero when the connection's sandbox no longer exists (cheap: one
  * fstatat, for error paths). */
 TB_HIDDEN int tb_local_conn_gone(struct tb_local_conn *c);

@@ -349,6 +349,13 @@ int tb_local_conn_alive(struct tb_local_conn *c, char *errbuf, size_t errlen)
 	return TASKBOX_E_GONE;
 }
 
+int tb_local_conn_current(struct tb_local_conn *c, char *errbuf, size_t errlen)
+{
+	return time(NULL) < c->deadline
+	           ? TASKBOX_OK
+	           : tb_local_conn_alive(c, errbuf, errlen);
+}
+
 int tb_local_conn_gone(struct tb_local_conn *c)
 {
 	struct stat st;

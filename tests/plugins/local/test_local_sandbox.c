@@ -143,16 +143,15 @@ Test(local_sandbox, ids_persist_across_instances)
 }
 
 /* Moves sandbox id's deadline into the past under its open connection
- * conn, checks that conn's next op says GONE, and closes conn. */
+ * conn, checks that conn's next exec says GONE, and closes conn. */
 static void expire_under(void *conn, const char *id)
 {
-	struct taskbox_buf data;
-	uint64_t size;
+	struct taskbox_exec_result res;
 
 	tl_set_deadline(id, time(NULL) - 1);
-	cr_assert_eq(tl_p->ops.read_file(conn, "x", 0, 10, &data, &size, tl_err,
-	                                 sizeof tl_err),
-	             TASKBOX_E_GONE);
+	cr_assert_eq(tl_exec(conn, &res, 5000, 100, NULL, NULL, "true", NULL),
+	             TASKBOX_E_GONE, "%s", tl_err);
+	tl_res_free(&res);
 	tl_p->ops.close(conn);
 }
 
@@ -172,6 +171,53 @@ Test(local_sandbox, expired_sandbox_is_gone)
 	/* An open connection sees the expiry at its next op. */
 	tl_create(inst, 0, id2);
 	expire_under(tl_connect(inst, id2), id2);
+	tl_p->ops.fini(inst);
+}
+
+/* read_file keeps the deadline connect read (no system call per read),
+ * and still says GONE for a sandbox destroyed under it or once that
+ * deadline has passed. */
+Test(local_sandbox, reads_keep_the_deadline_connect_read)
+{
+	void *inst = tl_init_ok(), *conn;
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	struct taskbox_exec_result res;
+	struct taskbox_buf data;
+	uint64_t size;
+	time_t deadline;
+
+	tl_create(inst, 0, id);
+	conn = tl_connect(inst, id);
+	tl_sh(conn, &res, "echo one > note");
+	tl_res_free(&res);
+	/* Moved on disk under the open connection: reads go on. */
+	tl_set_deadline(id, time(NULL) - 1);
+	cr_assert_eq(tl_p->ops.read_file(conn, "note", 0, 10, &data, &size,
+	                                 tl_err, sizeof tl_err),
+	             TASKBOX_OK, "%s", tl_err);
+	cr_assert_eq(data.len, 4);
+	tl_host.free(data.data);
+	/* Destroyed under it: the next read says so. */
+	cr_assert_eq(tl_p->ops.destroy(inst, id, tl_err, sizeof tl_err),
+	             TASKBOX_OK, "%s", tl_err);
+	cr_assert_eq(tl_p->ops.read_file(conn, "note", 0, 10, &data, &size,
+	                                 tl_err, sizeof tl_err),
+	             TASKBOX_E_GONE, "%s", tl_err);
+	cr_assert(strstr(tl_err, "destroyed"), "%s", tl_err);
+	tl_p->ops.close(conn);
+
+	/* The deadline connect read passes: the next read says expired. */
+	tl_create(inst, 0, id);
+	deadline = time(NULL) + 2;
+	tl_set_deadline(id, deadline);
+	conn = tl_connect(inst, id);
+	while (time(NULL) < deadline)
+		usleep(50000);
+	cr_assert_eq(tl_p->ops.read_file(conn, "note", 0, 10, &data, &size,
+	                                 tl_err, sizeof tl_err),
+	             TASKBOX_E_GONE, "%s", tl_err);
+	cr_assert(strstr(tl_err, "expired"), "%s", tl_err);
+	tl_p->ops.close(conn);
 	tl_p->ops.fini(inst);
 }
 
