@@ -1,5 +1,6 @@
 /* read_file and write_file on the local provider. read_file is the hot path
- * of get_task: one openat, one fstat, one pread, no spawning and no JSON.
+ * of get_task: one fstatat and one pread of a kept descriptor (kept.c), or
+ * an openat, an fstat and a pread; no spawning and no JSON.
  *
  * Relative paths resolve against the sandbox's home. Without bubblewrap,
  * absolute paths and ".." are taken as they are: the sandbox is no
@@ -134,6 +135,30 @@ static int read_sized(const struct taskbox_host *h, int fd, uint64_t offset,
 	return 0;
 }
 
+/* Opens rel below dirfd for a read, through a kept descriptor when there
+ * is one: returns the descriptor with its stat in *st and *kept set, or -1
+ * with *err. */
+static int open_for_read(struct tb_local_conn *c, int dirfd, const char *rel,
+                         struct stat *st, int *kept, int *err)
+{
+	int fd = tb_local_kept_open(c, dirfd, rel, st, err);
+
+	*kept = fd >= 0;
+	if (fd >= 0 || *err)
+		return fd;
+	fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		*err = errno;
+		return -1;
+	}
+	if (fstat(fd, st) != 0) {
+		*err = errno;
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int tb_local_read_file(void *conn, const char *path, uint64_t offset,
                        size_t length, struct taskbox_buf *data,
                        uint64_t *file_size, char *errbuf, size_t errlen)
@@ -143,7 +168,8 @@ int tb_local_read_file(void *conn, const char *path, uint64_t offset,
 	const char *rel;
 	char *owned;
 	struct stat st;
-	int rc, err, dirfd, fd;
+	int rc, err, dirfd, fd, kept;
+	dev_t fs;
 
 	data->data = NULL;
 	data->len = 0;
@@ -155,39 +181,47 @@ int tb_local_read_file(void *conn, const char *path, uint64_t offset,
 		return rc;
 	if ((err = resolve(c, path, &dirfd, &rel, &owned)))
 		goto fail;
-	fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	free(owned);
-	if (fd < 0)
-		return open_failed(c, path, errno, errbuf, errlen);
-	if (fstat(fd, &st) != 0) {
-		err = errno;
-		goto fail_fd;
+	fd = open_for_read(c, dirfd, rel, &st, &kept, &err);
+	if (fd < 0) {
+		free(owned);
+		return open_failed(c, path, err, errbuf, errlen);
 	}
-	if (!S_ISREG(st.st_mode)) {
+	if (!S_ISREG(st.st_mode)) { /* never a kept one: those are */
+		free(owned);
 		close(fd);
 		tb_local_err(errbuf, errlen, "%s: not a regular file", path);
 		return TASKBOX_E_INVALID;
 	}
-	if (st.st_size == 0) {
-		err = read_unsized(h, fd, offset, length, data, file_size);
-	} else {
+	if (st.st_size > 0) {
 		*file_size = (uint64_t)st.st_size;
 		err = read_sized(h, fd, offset, length, *file_size, data);
+	} else if (tb_local_sandbox_fs(c, &fs) && st.st_dev == fs) {
+		*file_size = 0; /* empty: nothing to read */
+	} else {
+		/* procfs, sysfs: the size is only known by reading. */
+		err = read_unsized(h, fd, offset, length, data, file_size);
 	}
-	if (err)
+	if (err) {
+		if (kept)
+			tb_local_kept_forget(c, fd);
 		goto fail_fd;
-	close(fd);
+	}
+	if (!kept && !tb_local_kept_add(c, dirfd, rel, fd, &st))
+		close(fd);
+	free(owned);
 	if (data->len == 0 && data->data) {
 		h->free(data->data);
 		data->data = NULL;
 	}
 	return TASKBOX_OK;
 fail_fd:
-	close(fd);
+	if (!kept)
+		close(fd);
 	h->free(data->data);
 	data->data = NULL;
 	data->len = 0;
 fail:
+	free(owned);
 	tb_local_err(errbuf, errlen, "%s: %s", path, strerror(err));
 	return tb_local_errno_status(err);
 }

@@ -4,7 +4,7 @@ pkglib_LTLIBRARIES += plugins/local/local.la
 plugins_local_local_la_SOURCES = plugins/local/local.c \
 	plugins/local/sandbox.c plugins/local/exec.c plugins/local/files.c \
 	plugins/local/procs.c plugins/local/spawn.c plugins/local/reaper.c \
-	plugins/local/idle.c \
+	plugins/local/idle.c plugins/local/kept.c \
 	plugins/local/local_int.h plugins/common/settings.c \
 	plugins/common/settings.h
 EXTRA_DIST += plugins/local/README.md

@@ -21,6 +21,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -55,6 +56,17 @@ struct tb_local {
 	struct tb_local_idle idle;
 };
 
+/* A descriptor a connection keeps for its next reads (kept.c). */
+#define TB_LOCAL_KEPT_MAX 4
+struct tb_local_kept {
+	char *rel; /* the path as read (below dirfd); NULL: an empty slot */
+	int dirfd;
+	int fd;
+	dev_t dev; /* the file it was opened on */
+	ino_t ino;
+	unsigned long used; /* the connection's kept_clock at its last read */
+};
+
 /* A connection to one sandbox; used by one thread at a time. */
 struct tb_local_conn {
 	struct tb_local *inst;
@@ -68,6 +80,10 @@ struct tb_local_conn {
 	struct timespec meta_mtime;
 	char meta_path[TB_LOCAL_ID_LEN + 16]; /* <id>/meta.json */
 	char marker[sizeof(TB_LOCAL_MARKER) + TB_LOCAL_ID_LEN + 1];
+	struct tb_local_kept kept[TB_LOCAL_KEPT_MAX];
+	unsigned long kept_clock;
+	dev_t fs_dev; /* the sandbox's file system, once fs_known */
+	int fs_known;
 };
 
 /* What meta.json records. */
@@ -116,6 +132,27 @@ TB_HIDDEN int tb_local_conn_alive(struct tb_local_conn *c, char *errbuf,
  * has passed, tb_local_conn_alive decides. */
 TB_HIDDEN int tb_local_conn_current(struct tb_local_conn *c, char *errbuf,
                                     size_t errlen);
+
+/* The kept descriptor of rel below dirfd when rel still names the file it
+ * was opened on; *st is then that file's fstatat. Else -1, with *err the
+ * fstatat's errno (the path is gone, ...) or 0 (not kept, or replaced
+ * since: open it afresh). The descriptor stays the connection's. */
+TB_HIDDEN int tb_local_kept_open(struct tb_local_conn *c, int dirfd,
+                                 const char *rel, struct stat *st, int *err);
+
+/* Offers fd, just opened as rel below dirfd with fstat st, for keeping.
+ * Returns 1 when kept (the connection owns fd now, and closes the least
+ * recently read one to make room), else 0 (not a regular file on the
+ * sandbox's file system: the caller closes fd). */
+TB_HIDDEN int tb_local_kept_add(struct tb_local_conn *c, int dirfd,
+                                const char *rel, int fd, const struct stat *st);
+
+/* Closes the kept descriptor fd (after a failed read), or every one. */
+TB_HIDDEN void tb_local_kept_forget(struct tb_local_conn *c, int fd);
+TB_HIDDEN void tb_local_kept_close(struct tb_local_conn *c);
+
+/* Sets *dev to the device of the sandbox's file system; 0 when unknown. */
+TB_HIDDEN int tb_local_sandbox_fs(struct tb_local_conn *c, dev_t *dev);
 
 /* Nonzero when the connection's sandbox no longer exists (cheap: one
  * fstatat, for error paths). */

@@ -294,6 +294,7 @@ void tb_local_conn_free(struct tb_local_conn *c)
 		close(c->dir_fd);
 	if (c->home_fd >= 0)
 		close(c->home_fd);
+	tb_local_kept_close(c);
 	free(c->dir);
 	free(c->home);
 	free(c);

@@ -297,3 +297,15 @@ int tl_under_valgrind(void)
 
 	return p && strstr(p, "vgpreload");
 }
+
+int tl_open_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+
+	cr_assert_not_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}

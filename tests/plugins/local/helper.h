@@ -49,6 +49,9 @@ int tl_pid_alive(long pid);
 int tl_wait_gone(const char *path, int ms);
 /* Nonzero when a path exists. */
 int tl_exists(const char *path);
+
+/* The number of open descriptors of this process. */
+int tl_open_fds(void);
 /* Milliseconds of CLOCK_MONOTONIC. */
 int64_t tl_now_ms(void);
 /* Rewrites the deadline in <root>/<id>/meta.json. */

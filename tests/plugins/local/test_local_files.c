@@ -1,5 +1,6 @@
 /* read_file and write_file on the local provider: offsets, lengths, EOF,
- * missing files, procfs files whose size reads as 0, modes, parents. */
+ * missing files, procfs files whose size reads as 0, kept descriptors,
+ * modes, parents. */
 #include "config.h"
 
 #include <criterion/criterion.h>
@@ -118,6 +119,84 @@ Test(local_files, procfs_files_report_their_real_size)
 	cr_assert_eq(memcmp(d.data, head, (size_t)n), 0);
 	cr_assert_eq(size, d.len);
 	free(d.data);
+}
+
+/* The host path of name in the sandbox's home. */
+static void home_path(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s/home/%s", tl_root, id, name);
+}
+
+/* Rewrites (mode "w": same file, truncated) or appends to name in place. */
+static void edit(const char *name, const char *mode, const char *text)
+{
+	char path[600];
+	FILE *f;
+
+	home_path(path, sizeof path, name);
+	f = fopen(path, mode);
+	cr_assert_not_null(f);
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0);
+}
+
+/* Asserts that name reads as text (whole) with size strlen(text). */
+static void reads_as(const char *name, const char *text)
+{
+	struct taskbox_buf d;
+	uint64_t size;
+
+	cr_assert_eq(rd(name, 0, 100, &d, &size), TASKBOX_OK, "%s", tl_err);
+	DATA_IS(d, text);
+	cr_assert_eq(size, strlen(text));
+	free(d.data);
+}
+
+/* A connection keeps the descriptors of files it read (kept.c); a kept
+ * one must read exactly like a newly opened one whatever happened to the
+ * file, and their number stays bounded. */
+Test(local_files, kept_descriptors_read_like_fresh_ones)
+{
+	char path[600], name[16];
+	struct taskbox_buf d;
+	uint64_t size;
+	int fds;
+
+	wr("log", "abc", 0600);
+	reads_as("log", "abc");
+	edit("log", "a", "def"); /* appended */
+	reads_as("log", "abcdef");
+	edit("log", "w", "x"); /* truncated and rewritten in place */
+	reads_as("log", "x");
+	wr("log", "replaced", 0600); /* a new file renamed over it */
+	reads_as("log", "replaced");
+	edit("log", "w", ""); /* empty */
+	cr_assert_eq(rd("log", 0, 100, &d, &size), TASKBOX_OK, "%s", tl_err);
+	cr_assert_null(d.data);
+	cr_assert_eq(size, 0);
+	home_path(path, sizeof path, "log");
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(rd("log", 0, 100, &d, &size), TASKBOX_E_NOT_FOUND);
+	/* A procfs file through a link in the sandbox: size 0 there does
+	 * not mean empty, and it reads in full every time. */
+	home_path(path, sizeof path, "stat");
+	cr_assert_eq(symlink("/proc/self/stat", path), 0);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(rd("stat", 0, 4096, &d, &size), TASKBOX_OK);
+		cr_assert_gt(d.len, 0);
+		cr_assert_eq(size, d.len);
+		free(d.data);
+	}
+	/* Many files read twice: at most 4 descriptors kept. */
+	fds = tl_open_fds();
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 10; i++) {
+			snprintf(name, sizeof name, "f%d", i);
+			if (round == 0)
+				wr(name, name, 0600);
+			reads_as(name, name);
+		}
+	cr_assert_leq(tl_open_fds(), fds + 4);
 }
 
 Test(local_files, four_kib_and_absolute_paths)

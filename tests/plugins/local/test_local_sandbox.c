@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,25 +220,12 @@ Test(local_sandbox, reads_keep_the_deadline_connect_read)
 	tl_p->ops.fini(inst);
 }
 
-/* Open descriptors of this process. */
-static int open_fds(void)
-{
-	int n = 0;
-	DIR *d = opendir("/proc/self/fd");
-
-	cr_assert_not_null(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 /* close keeps a connection idle for the next connect (idle.c): it must
  * never answer for a sandbox destroyed, expired or renewed since, and
  * fini must let go of every descriptor it kept. */
 Test(local_sandbox, idle_connections_never_outlive_their_sandbox)
 {
-	int fds = open_fds();
+	int fds = tl_open_fds();
 	void *inst = tl_init_ok(), *conn;
 	char id[TASKBOX_SANDBOX_ID_MAX], ids[20][TASKBOX_SANDBOX_ID_MAX];
 	struct taskbox_exec_result res;
@@ -288,7 +274,7 @@ Test(local_sandbox, idle_connections_never_outlive_their_sandbox)
 	for (int i = 0; i < 20; i++)
 		tl_p->ops.close(tl_connect(inst, ids[i]));
 	tl_p->ops.fini(inst);
-	cr_assert_eq(open_fds(), fds, "fini closed every idle connection");
+	cr_assert_eq(tl_open_fds(), fds, "fini closed every idle connection");
 }
 
 /* Reads created and deadline from the sandbox's meta.json. */
