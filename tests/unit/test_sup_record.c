@@ -208,7 +208,7 @@ static void page_is(const struct tb_task_record *r, enum tb_log_stream s,
 
 	cr_assert_eq(tb_record_cache_log_page(r, s, offset, limit, &page), 1);
 	cr_assert_eq(page.len, strlen(want));
-	cr_assert_eq(memcmp(page.data, want, page.len), 0);
+	cr_assert(page.len == 0 || memcmp(page.data, want, page.len) == 0);
 	tb_buf_free(&page);
 }
 
