@@ -16,14 +16,18 @@ before(async () => {
 });
 
 after(async () => {
+  // Every driver is closed and the fake stopped before anything is judged:
+  // one failure must not leave processes behind that keep the run alive.
+  const codes = [];
+  for (const d of drivers) codes.push(await d.close());
+  await fake.stop();
   // Each driver exits cleanly (under valgrind: without memory errors).
-  for (const d of drivers) assert.equal(await d.close(), 0, d.stderr);
+  drivers.forEach((d, i) => assert.equal(codes[i], 0, d.stderr));
   // Nothing the plugin printed or logged in any test holds the key.
   for (const d of drivers) {
     assert.ok(!d.stdout.includes(fake.apiKey), "the key is in an answer");
     assert.ok(!d.stderr.includes(fake.apiKey), "the key is in a log line");
   }
-  await fake.stop();
 });
 
 function settings(extra = {}) {
