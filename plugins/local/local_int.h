@@ -43,7 +43,8 @@ struct tb_local_idle {
 };
 
 /* A provider instance: read-only after init, so shared freely by threads,
- * but for its idle connections, which have their own lock. */
+ * but for its idle connections, which have their own lock, and its count of
+ * kept descriptors, changed atomically. */
 struct tb_local {
 	const struct taskbox_host *host;
 	char *root;       /* absolute, no trailing slash */
@@ -54,12 +55,17 @@ struct tb_local {
 	uint32_t default_lifetime;
 	uint32_t max_lifetime;
 	struct tb_local_idle idle;
+	unsigned kept_total; /* kept descriptors of all connections (atomic) */
 };
 
-/* A descriptor a connection keeps for its next reads (kept.c). */
-#define TB_LOCAL_KEPT_MAX 4
+/* Descriptors connections keep for their next reads (kept.c): up to
+ * TB_LOCAL_KEPT_MAX per connection (the three files of 16 tasks), and
+ * TB_LOCAL_KEPT_TOTAL over all of an instance's connections. */
+#define TB_LOCAL_KEPT_MAX 48
+#define TB_LOCAL_KEPT_TOTAL 256
 struct tb_local_kept {
-	char *rel; /* the path as read (below dirfd); NULL: an empty slot */
+	char *rel;     /* the path as read (below dirfd); NULL: an empty slot */
+	uint32_t hash; /* of rel, to skip most string compares */
 	int dirfd;
 	int fd;
 	dev_t dev; /* the file it was opened on */
@@ -141,9 +147,10 @@ TB_HIDDEN int tb_local_kept_open(struct tb_local_conn *c, int dirfd,
                                  const char *rel, struct stat *st, int *err);
 
 /* Offers fd, just opened as rel below dirfd with fstat st, for keeping.
- * Returns 1 when kept (the connection owns fd now, and closes the least
- * recently read one to make room), else 0 (not a regular file on the
- * sandbox's file system: the caller closes fd). */
+ * Returns 1 when kept (the connection owns fd now; when it or the instance
+ * is full, it closes its own least recently read one to make room), else 0
+ * (not a regular file on the sandbox's file system, or nothing of this
+ * connection's to give up: the caller closes fd). */
 TB_HIDDEN int tb_local_kept_add(struct tb_local_conn *c, int dirfd,
                                 const char *rel, int fd, const struct stat *st);
 

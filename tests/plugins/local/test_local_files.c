@@ -187,16 +187,50 @@ Test(local_files, kept_descriptors_read_like_fresh_ones)
 		cr_assert_eq(size, d.len);
 		free(d.data);
 	}
-	/* Many files read twice: at most 4 descriptors kept. */
+	/* Many files read twice: at most 48 descriptors kept. */
 	fds = tl_open_fds();
 	for (int round = 0; round < 2; round++)
-		for (int i = 0; i < 10; i++) {
+		for (int i = 0; i < 60; i++) {
 			snprintf(name, sizeof name, "f%d", i);
 			if (round == 0)
 				wr(name, name, 0600);
 			reads_as(name, name);
 		}
-	cr_assert_leq(tl_open_fds(), fds + 4);
+	cr_assert_leq(tl_open_fds(), fds + 48);
+}
+
+/* All connections of an instance keep at most 256 descriptors, idle ones
+ * included, and let go of every one at fini. */
+Test(local_files, kept_descriptors_are_bounded_per_instance)
+{
+	char ids[7][TASKBOX_SANDBOX_ID_MAX], name[16];
+	void *c;
+	int fds = tl_open_fds();
+
+	for (int s = 0; s < 7; s++) {
+		tl_create(inst, 0, ids[s]);
+		c = tl_connect(inst, ids[s]);
+		for (int i = 0; i < 48; i++) {
+			struct taskbox_buf d;
+			uint64_t size;
+
+			snprintf(name, sizeof name, "f%d", i);
+			cr_assert_eq(tl_p->ops.write_file(
+			                 c, name, (const unsigned char *)name,
+			                 strlen(name), 0600, tl_err,
+			                 sizeof tl_err),
+			             TASKBOX_OK, "%s", tl_err);
+			cr_assert_eq(tl_p->ops.read_file(c, name, 0, 100, &d,
+			                                 &size, tl_err,
+			                                 sizeof tl_err),
+			             TASKBOX_OK, "%s", tl_err);
+			cr_assert_eq(d.len, strlen(name));
+			free(d.data);
+		}
+		tl_p->ops.close(c); /* idle, with what it keeps */
+	}
+	/* 7 x 48 = 336 files read; each connection also holds 2 directories. */
+	cr_assert_leq(tl_open_fds(), fds + 256 + 7 * 2);
 }
 
 Test(local_files, four_kib_and_absolute_paths)
