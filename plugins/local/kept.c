@@ -4,11 +4,12 @@
  * fstat and a close. A connection keeps up to TB_LOCAL_KEPT_MAX of them
  * (all the files of 16 tasks polled in turn, which a smaller set would
  * keep missing), and all connections of an instance together up to
- * TB_LOCAL_KEPT_TOTAL. Only regular files on the sandbox's own file system
- * are kept: there a size of 0 means empty, and a file's (device, inode)
- * names it for as long as the descriptor is open (an open inode's number
- * is not given to another file). Content is always read afresh, so a kept
- * file reads exactly like a newly opened one. */
+ * TB_LOCAL_KEPT_TOTAL (a quarter of the open-file limit when lower). Only
+ * regular files on the sandbox's own file system are kept: there a size
+ * of 0 means empty, and a file's (device, inode) names it for as long as
+ * the descriptor is open (an open inode's number is not given to another
+ * file). Content is always read afresh, so a kept file reads exactly like
+ * a newly opened one. */
 #include "config.h"
 
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,6 +73,17 @@ int tb_local_kept_open(struct tb_local_conn *c, int dirfd, const char *rel,
 	return k->fd;
 }
 
+unsigned tb_local_kept_cap(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 ||
+	    rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur / 4 >= TB_LOCAL_KEPT_TOTAL)
+		return TB_LOCAL_KEPT_TOTAL;
+	return (unsigned)(rl.rlim_cur / 4);
+}
+
 int tb_local_sandbox_fs(struct tb_local_conn *c, dev_t *dev)
 {
 	struct stat st;
@@ -104,7 +117,7 @@ int tb_local_kept_add(struct tb_local_conn *c, int dirfd, const char *rel,
 	 * connection gives up its own least recently read one, if any. */
 	if (!k->rel &&
 	    __atomic_add_fetch(&c->inst->kept_total, 1, __ATOMIC_RELAXED) >
-	        TB_LOCAL_KEPT_TOTAL) {
+	        c->inst->kept_cap) {
 		__atomic_sub_fetch(&c->inst->kept_total, 1, __ATOMIC_RELAXED);
 		k = NULL;
 		for (int i = 0; i < TB_LOCAL_KEPT_MAX; i++)

@@ -309,6 +309,7 @@ static int local_init(const struct taskbox_host *host,
 	L->host = host;
 	L->root_fd = -1;
 	tb_local_idle_init(&L->idle);
+	L->kept_cap = tb_local_kept_cap();
 	L->default_lifetime = DEFAULT_LIFETIME;
 	L->max_lifetime = DEFAULT_MAX_LIFETIME;
 	obj = json_loads(settings_json ? settings_json : "{}",

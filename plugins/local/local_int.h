@@ -56,11 +56,13 @@ struct tb_local {
 	uint32_t max_lifetime;
 	struct tb_local_idle idle;
 	unsigned kept_total; /* kept descriptors of all connections (atomic) */
+	unsigned kept_cap;   /* at most this many (tb_local_kept_cap) */
 };
 
 /* Descriptors connections keep for their next reads (kept.c): up to
  * TB_LOCAL_KEPT_MAX per connection (the three files of 16 tasks), and
- * TB_LOCAL_KEPT_TOTAL over all of an instance's connections. */
+ * TB_LOCAL_KEPT_TOTAL over all of an instance's connections, less when the
+ * process may open few files (tb_local_kept_cap). */
 #define TB_LOCAL_KEPT_MAX 48
 #define TB_LOCAL_KEPT_TOTAL 256
 struct tb_local_kept {
@@ -153,6 +155,10 @@ TB_HIDDEN int tb_local_kept_open(struct tb_local_conn *c, int dirfd,
  * connection's to give up: the caller closes fd). */
 TB_HIDDEN int tb_local_kept_add(struct tb_local_conn *c, int dirfd,
                                 const char *rel, int fd, const struct stat *st);
+
+/* The instance-wide cap: TB_LOCAL_KEPT_TOTAL, or a quarter of the soft
+ * limit on open files when that is lower. */
+TB_HIDDEN unsigned tb_local_kept_cap(void);
 
 /* Closes the kept descriptor fd (after a failed read), or every one. */
 TB_HIDDEN void tb_local_kept_forget(struct tb_local_conn *c, int fd);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -231,6 +232,41 @@ Test(local_files, kept_descriptors_are_bounded_per_instance)
 	}
 	/* 7 x 48 = 336 files read; each connection also holds 2 directories. */
 	cr_assert_leq(tl_open_fds(), fds + 256 + 7 * 2);
+}
+
+/* Where the process may open few files, an instance keeps a quarter of
+ * its limit at most. */
+Test(local_files, kept_descriptors_leave_room_under_a_low_file_limit)
+{
+	struct rlimit rl = {0};
+	char id2[TASKBOX_SANDBOX_ID_MAX], name[16];
+	void *inst2, *c;
+	int fds;
+
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	rl.rlim_cur = 120; /* a cap of 30 */
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	inst2 = tl_init_ok();
+	tl_create(inst2, 0, id2);
+	c = tl_connect(inst2, id2);
+	fds = tl_open_fds();
+	for (int i = 0; i < 48; i++) {
+		struct taskbox_buf d;
+		uint64_t size;
+
+		snprintf(name, sizeof name, "g%d", i);
+		cr_assert_eq(tl_p->ops.write_file(
+		                 c, name, (const unsigned char *)name,
+		                 strlen(name), 0600, tl_err, sizeof tl_err),
+		             TASKBOX_OK, "%s", tl_err);
+		cr_assert_eq(tl_p->ops.read_file(c, name, 0, 100, &d, &size,
+		                                 tl_err, sizeof tl_err),
+		             TASKBOX_OK, "%s", tl_err);
+		free(d.data);
+	}
+	cr_assert_leq(tl_open_fds(), fds + 30);
+	tl_p->ops.close(c);
+	tl_p->ops.fini(inst2);
 }
 
 Test(local_files, four_kib_and_absolute_paths)
