@@ -200,34 +200,41 @@ Test(local_files, kept_descriptors_read_like_fresh_ones)
 	cr_assert_leq(tl_open_fds(), fds + 48);
 }
 
+/* Writes and reads back n files named prefix0, prefix1, ... through
+ * connection c. */
+static void fill_through(void *c, const char *prefix, int n)
+{
+	char name[16];
+
+	for (int i = 0; i < n; i++) {
+		struct taskbox_buf d;
+		uint64_t size;
+
+		snprintf(name, sizeof name, "%s%d", prefix, i);
+		cr_assert_eq(tl_p->ops.write_file(
+		                 c, name, (const unsigned char *)name,
+		                 strlen(name), 0600, tl_err, sizeof tl_err),
+		             TASKBOX_OK, "%s", tl_err);
+		cr_assert_eq(tl_p->ops.read_file(c, name, 0, 100, &d, &size,
+		                                 tl_err, sizeof tl_err),
+		             TASKBOX_OK, "%s", tl_err);
+		cr_assert_eq(d.len, strlen(name));
+		free(d.data);
+	}
+}
+
 /* All connections of an instance keep at most 256 descriptors, idle ones
- * included, and let go of every one at fini. */
+ * included. */
 Test(local_files, kept_descriptors_are_bounded_per_instance)
 {
-	char ids[7][TASKBOX_SANDBOX_ID_MAX], name[16];
+	char ids[7][TASKBOX_SANDBOX_ID_MAX];
 	void *c;
 	int fds = tl_open_fds();
 
 	for (int s = 0; s < 7; s++) {
 		tl_create(inst, 0, ids[s]);
 		c = tl_connect(inst, ids[s]);
-		for (int i = 0; i < 48; i++) {
-			struct taskbox_buf d;
-			uint64_t size;
-
-			snprintf(name, sizeof name, "f%d", i);
-			cr_assert_eq(tl_p->ops.write_file(
-			                 c, name, (const unsigned char *)name,
-			                 strlen(name), 0600, tl_err,
-			                 sizeof tl_err),
-			             TASKBOX_OK, "%s", tl_err);
-			cr_assert_eq(tl_p->ops.read_file(c, name, 0, 100, &d,
-			                                 &size, tl_err,
-			                                 sizeof tl_err),
-			             TASKBOX_OK, "%s", tl_err);
-			cr_assert_eq(d.len, strlen(name));
-			free(d.data);
-		}
+		fill_through(c, "f", 48);
 		tl_p->ops.close(c); /* idle, with what it keeps */
 	}
 	/* 7 x 48 = 336 files read; each connection also holds 2 directories. */
@@ -239,7 +246,7 @@ Test(local_files, kept_descriptors_are_bounded_per_instance)
 Test(local_files, kept_descriptors_leave_room_under_a_low_file_limit)
 {
 	struct rlimit rl = {0};
-	char id2[TASKBOX_SANDBOX_ID_MAX], name[16];
+	char id2[TASKBOX_SANDBOX_ID_MAX];
 	void *inst2, *c;
 	int fds;
 
@@ -250,20 +257,7 @@ Test(local_files, kept_descriptors_leave_room_under_a_low_file_limit)
 	tl_create(inst2, 0, id2);
 	c = tl_connect(inst2, id2);
 	fds = tl_open_fds();
-	for (int i = 0; i < 48; i++) {
-		struct taskbox_buf d;
-		uint64_t size;
-
-		snprintf(name, sizeof name, "g%d", i);
-		cr_assert_eq(tl_p->ops.write_file(
-		                 c, name, (const unsigned char *)name,
-		                 strlen(name), 0600, tl_err, sizeof tl_err),
-		             TASKBOX_OK, "%s", tl_err);
-		cr_assert_eq(tl_p->ops.read_file(c, name, 0, 100, &d, &size,
-		                                 tl_err, sizeof tl_err),
-		             TASKBOX_OK, "%s", tl_err);
-		free(d.data);
-	}
+	fill_through(c, "g", 48);
 	cr_assert_leq(tl_open_fds(), fds + 30);
 	tl_p->ops.close(c);
 	tl_p->ops.fini(inst2);
