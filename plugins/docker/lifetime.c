@@ -32,9 +32,10 @@ int tb_dk_write_state(struct tb_dk *dk, const char *id, int64_t deadline,
 	return code;
 }
 
-int tb_dk_read_state(struct tb_dk *dk, const char *id,
-                     struct tb_dk_sandbox_state *st, char *errbuf,
-                     size_t errlen)
+/* One read of the state file; see tb_dk_read_state. */
+static int read_state_once(struct tb_dk *dk, const char *id,
+                           struct tb_dk_sandbox_state *st, char *errbuf,
+                           size_t errlen)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -68,6 +69,33 @@ int tb_dk_read_state(struct tb_dk *dk, const char *id,
 	if (!st->home)
 		return tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
 	return TASKBOX_OK;
+}
+
+/* A renewal rewrites the state file through the engine's archive upload,
+ * which is not atomic: a read at that moment may find no file (the engine
+ * then sends an archive with no entry, a 404, or a 500 "no such file or
+ * directory"), or a partial one. Such a read is made again, after 10 ms,
+ * doubling up to 640 ms (about 1.3 s in all), before its error stands. */
+#define STATE_TRIES 8
+
+int tb_dk_read_state(struct tb_dk *dk, const char *id,
+                     struct tb_dk_sandbox_state *st, char *errbuf,
+                     size_t errlen)
+{
+	struct timespec pause = {0, 10 * 1000000L};
+	int code;
+
+	for (int i = 1;; i++) {
+		code = read_state_once(dk, id, st, errbuf, errlen);
+		if (i == STATE_TRIES || (code != TASKBOX_E_PROTOCOL &&
+		                         code != TASKBOX_E_UNSUPPORTED &&
+		                         code != TASKBOX_E_UNAVAILABLE))
+			return code;
+		free(st->home);
+		st->home = NULL;
+		nanosleep(&pause, NULL);
+		pause.tv_nsec *= 2;
+	}
 }
 
 int tb_dk_renew(void *conn, uint32_t lifetime_s, char *errbuf, size_t errlen)

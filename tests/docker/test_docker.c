@@ -541,6 +541,47 @@ Test(docker, lifetimes)
 	P->ops.destroy(inst, e, err, sizeof(err));
 }
 
+struct renewer {
+	void *c;
+	int rounds, failed;
+	char err[TASKBOX_ERRBUF_SIZE];
+};
+
+static void *renew_loop(void *arg)
+{
+	struct renewer *r = arg;
+
+	for (int i = 0; i < r->rounds && !r->failed; i++)
+		if (P->ops.renew(r->c, 600, r->err, sizeof(r->err)) !=
+		    TASKBOX_OK)
+			r->failed = 1;
+	return NULL;
+}
+
+/* A renewal rewrites the sandbox's state file while other calls connect
+ * and read it (a session's calls run side by side): no connect may fail
+ * for it. */
+Test(docker, connects_while_another_call_renews)
+{
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	struct renewer r = {.rounds = 40};
+	pthread_t t;
+	void *c;
+
+	make_box(inst, id, 0);
+	r.c = attach(inst, id);
+	cr_assert_eq(pthread_create(&t, NULL, renew_loop, &r), 0);
+	for (int i = 0; i < 40; i++) {
+		cr_assert_eq(P->ops.connect(inst, id, &c, err, sizeof(err)),
+		             TASKBOX_OK, "connect %d: %s", i, err);
+		P->ops.close(c);
+	}
+	pthread_join(t, NULL);
+	cr_assert_not(r.failed, "renew: %s", r.err);
+	P->ops.close(r.c);
+	P->ops.destroy(inst, id, err, sizeof(err));
+}
+
 struct bg_exec {
 	void *c;
 	int code;
