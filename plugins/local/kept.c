@@ -98,10 +98,23 @@ int tb_local_sandbox_fs(struct tb_local_conn *c, dev_t *dev)
 	return 1;
 }
 
+/* The least recently read slot (an empty one first, its used being 0),
+ * or with occupied set the least recently read kept one (NULL: none). */
+static struct tb_local_kept *least_used(struct tb_local_conn *c, int occupied)
+{
+	struct tb_local_kept *k = NULL;
+
+	for (int i = 0; i < TB_LOCAL_KEPT_MAX; i++)
+		if ((!occupied || c->kept[i].rel) &&
+		    (!k || c->kept[i].used < k->used))
+			k = &c->kept[i];
+	return k;
+}
+
 int tb_local_kept_add(struct tb_local_conn *c, int dirfd, const char *rel,
                       int fd, const struct stat *st)
 {
-	struct tb_local_kept *k = &c->kept[0];
+	struct tb_local_kept *k;
 	uint32_t h = hash_of(rel);
 	char *copy;
 	dev_t dev;
@@ -109,21 +122,14 @@ int tb_local_kept_add(struct tb_local_conn *c, int dirfd, const char *rel,
 	if (!S_ISREG(st->st_mode) || !tb_local_sandbox_fs(c, &dev) ||
 	    st->st_dev != dev || find(c, dirfd, rel, h))
 		return 0;
-	/* An empty slot (used 0), else the least recently used. */
-	for (int i = 1; i < TB_LOCAL_KEPT_MAX; i++)
-		if (c->kept[i].used < k->used)
-			k = &c->kept[i];
+	k = least_used(c, 0);
 	/* A new descriptor while the instance keeps its most: this
 	 * connection gives up its own least recently read one, if any. */
 	if (!k->rel &&
 	    __atomic_add_fetch(&c->inst->kept_total, 1, __ATOMIC_RELAXED) >
 	        c->inst->kept_cap) {
 		__atomic_sub_fetch(&c->inst->kept_total, 1, __ATOMIC_RELAXED);
-		k = NULL;
-		for (int i = 0; i < TB_LOCAL_KEPT_MAX; i++)
-			if (c->kept[i].rel && (!k || c->kept[i].used < k->used))
-				k = &c->kept[i];
-		if (!k)
+		if (!(k = least_used(c, 1)))
 			return 0;
 	}
 	if (!(copy = strdup(rel))) {
