@@ -154,7 +154,7 @@ failure_excerpt() {
 # (image pulls, container starts, execs), not the sanitizer's, so they run
 # in one stage only: the asan stage, where ASan+UBSan watch the docker
 # plugin and the server at a fraction of valgrind's cost per process.
-ENGINE_TESTS="tests/docker/docker.sh tests/contract/docker.test.mjs"
+ENGINE_TESTS="tests/docker/docker.sh tests/contract/docker.test.mjs tests/contract/docker-noinit.test.mjs"
 
 # The fuzz runs build their own clang target with ASan and UBSan, whatever
 # the stage, and run it outside valgrind: one stage (asan) runs them.

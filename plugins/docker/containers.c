@@ -1,7 +1,8 @@
 /* docker provider: sandboxes as containers: create, connect, destroy, and
  * lifetimes. A sandbox is a container labelled as taskbox's, running an
- * idle command under the engine's init. Its deadline, home and user ids
- * live in a root-owned state file inside it (lifetime.c). */
+ * idle command under the engine's init where it has one (init.c). Its
+ * deadline, home and user ids live in a root-owned state file inside it
+ * (lifetime.c). */
 #include "config.h"
 
 #include <ctype.h>
@@ -181,7 +182,7 @@ static int resolve_user(struct tb_dk *dk, const char *id, json_t *cfg,
 }
 
 static json_t *create_body(struct tb_dk *dk, const char *image,
-                           uint32_t lifetime, int64_t deadline)
+                           uint32_t lifetime, int64_t deadline, int init)
 {
 	char lt[32], dl[32];
 	json_t *hc, *labels, *body;
@@ -190,7 +191,7 @@ static json_t *create_body(struct tb_dk *dk, const char *image,
 	snprintf(dl, sizeof(dl), "%lld", (long long)deadline);
 	labels = json_pack("{ss ss ss}", TB_DK_LABEL_OWNER, "1",
 	                   TB_DK_LABEL_LIFETIME, lt, TB_DK_LABEL_DEADLINE, dl);
-	hc = json_pack("{sb ss}", "Init", 1, "NetworkMode", dk->network);
+	hc = json_pack("{sb ss}", "Init", init, "NetworkMode", dk->network);
 	if (hc && dk->memory)
 		json_object_set_new(hc, "Memory", json_integer(dk->memory));
 	if (hc && dk->nano_cpus)
@@ -233,25 +234,20 @@ static int pick_image(struct tb_dk *dk, const char *tmpl, const char **image,
 	return TASKBOX_OK;
 }
 
-int tb_dk_create(void *instance, const struct taskbox_create_req *req, char *id,
-                 char *errbuf, size_t errlen)
+/* Creates, starts and records one container from image (with the
+ * engine's init when init is set); cid gets its id. A container left half
+ * made is removed. */
+static int make_sandbox(struct tb_dk *dk, const char *image, uint32_t lifetime,
+                        int64_t deadline, int init, char *cid, char *errbuf,
+                        size_t errlen)
 {
-	struct tb_dk *dk = instance;
 	struct tb_dk_resp r;
-	const char *image = NULL;
 	json_t *body, *ans = NULL, *info = NULL;
-	char *text, *home = NULL, cid[65], path[128], what[300];
-	uint32_t lifetime =
-	    req->lifetime_s ? req->lifetime_s : dk->default_lifetime;
-	int64_t deadline = (int64_t)time(NULL) + lifetime;
+	char *text, *home = NULL, path[128], what[300];
 	long uid = 0, gid = 0;
 	int code;
 
-	code = pick_image(dk, req->template_name, &image, errbuf, errlen);
-	if (code != TASKBOX_OK)
-		return code;
-	tb_dk_sweep(dk);
-	body = create_body(dk, image, lifetime, deadline);
+	body = create_body(dk, image, lifetime, deadline, init);
 	text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
 	if (!text)
@@ -271,7 +267,7 @@ int tb_dk_create(void *instance, const struct taskbox_create_req *req, char *id,
 	}
 	ans = json_loadb(r.body, r.len, 0, NULL);
 	tb_dk_resp_free(&r);
-	snprintf(cid, sizeof(cid), "%s",
+	snprintf(cid, 65, "%s",
 	         json_string_value(json_object_get(ans, "Id"))
 	             ? json_string_value(json_object_get(ans, "Id"))
 	             : "");
@@ -295,12 +291,42 @@ int tb_dk_create(void *instance, const struct taskbox_create_req *req, char *id,
 	if (code != TASKBOX_OK)
 		goto fail;
 	free(home);
-	memcpy(id, cid, sizeof(cid));
 	return TASKBOX_OK;
 fail:
 	free(home);
 	tb_dk_remove(dk, cid, what, sizeof(what));
 	return code;
+}
+
+int tb_dk_create(void *instance, const struct taskbox_create_req *req, char *id,
+                 char *errbuf, size_t errlen)
+{
+	struct tb_dk *dk = instance;
+	const char *image = NULL;
+	char cid[65];
+	uint32_t lifetime =
+	    req->lifetime_s ? req->lifetime_s : dk->default_lifetime;
+	int64_t deadline = (int64_t)time(NULL) + lifetime;
+	int code, init;
+
+	code = pick_image(dk, req->template_name, &image, errbuf, errlen);
+	if (code != TASKBOX_OK)
+		return code;
+	tb_dk_sweep(dk);
+	/* An engine without an init binary refuses at create (podman) or at
+	 * start (Docker); under init "auto" the sandbox is made again
+	 * without one. */
+	init = tb_dk_want_init(dk);
+	code = make_sandbox(dk, image, lifetime, deadline, init, cid, errbuf,
+	                    errlen);
+	if (code != TASKBOX_OK && init && tb_dk_init_missing(errbuf) &&
+	    tb_dk_init_refused(dk, errbuf, errlen))
+		code = make_sandbox(dk, image, lifetime, deadline, 0, cid,
+		                    errbuf, errlen);
+	if (code != TASKBOX_OK)
+		return code;
+	memcpy(id, cid, sizeof(cid));
+	return TASKBOX_OK;
 }
 
 /* Brings a stopped or paused sandbox back to running. */

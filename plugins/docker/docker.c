@@ -27,6 +27,7 @@ static const char *const known_keys[] = {
     "workdir",
     "default_lifetime",
     "env",
+    "init",
     NULL,
 };
 
@@ -225,6 +226,11 @@ static int parse_settings(struct tb_dk *dk, json_t *s, char *errbuf,
 	                         &lifetime, errbuf, errlen)))
 		goto out;
 	dk->default_lifetime = (uint32_t)lifetime;
+	if (tb_dk_parse_init(json_object_get(s, "init"), &dk->init)) {
+		code = bad(errbuf, errlen, "init",
+		           "must be true, false or \"auto\"");
+		goto out;
+	}
 	v = json_object_get(s, "cpus");
 	if (v) {
 		double c = json_number_value(v);

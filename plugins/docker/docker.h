@@ -27,6 +27,10 @@
 #define TB_DK_CONNECT_TIMEOUT_MS 5000
 #define TB_DK_REQUEST_TIMEOUT_MS 60000
 
+/* The init setting: ask for the engine's init always, never, or while
+ * the engine has one. */
+enum tb_dk_init { TB_DK_INIT_AUTO, TB_DK_INIT_ON, TB_DK_INIT_OFF };
+
 /* One provider instance: its settings and the negotiated API version. */
 struct tb_dk {
 	const struct taskbox_host *host;
@@ -45,10 +49,12 @@ struct tb_dk {
 	uint32_t default_lifetime;
 	char *user;    /* NULL = the image's */
 	char *workdir; /* NULL = the image's or the user's home */
+	enum tb_dk_init init;
 
-	pthread_mutex_t lock; /* guards the two fields below */
+	pthread_mutex_t lock; /* guards the three fields below */
 	int negotiated;
-	char api[16]; /* "1.41" */
+	char api[16];    /* "1.41" */
+	int init_absent; /* init "auto" found the engine without one */
 };
 
 /* One attached sandbox. */
@@ -128,6 +134,19 @@ enum tb_dk_state { TB_DK_UNKNOWN, TB_DK_MISSING, TB_DK_RUNNING, TB_DK_STOPPED };
 enum tb_dk_state tb_dk_container_state(struct tb_dk *dk, const char *id);
 /* Removes every expired taskbox container (best effort, logs failures). */
 void tb_dk_sweep(struct tb_dk *dk);
+
+/* init.c */
+/* Reads the init setting (absent: auto); TASKBOX_E_INVALID if malformed. */
+int tb_dk_parse_init(json_t *v, enum tb_dk_init *out);
+/* Whether the next container asks for the engine's init. */
+int tb_dk_want_init(struct tb_dk *dk);
+/* Whether the engine's message says it has no init binary. */
+int tb_dk_init_missing(const char *msg);
+/* The engine refused a container with init for lack of one (its message
+ * in errbuf). Under auto: remembers it, logs it once per instance and
+ * returns 1 (make it again without). Under true: rewrites errbuf to name
+ * the missing binary and the setting and returns 0. */
+int tb_dk_init_refused(struct tb_dk *dk, char *errbuf, size_t errlen);
 
 /* exec.c */
 int tb_dk_exec(void *conn, const struct taskbox_exec_req *req,

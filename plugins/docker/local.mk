@@ -2,7 +2,7 @@
 pkglib_LTLIBRARIES += plugins/docker/docker.la
 plugins_docker_docker_la_SOURCES = plugins/docker/docker.c \
 	plugins/docker/transport.c plugins/docker/containers.c \
-	plugins/docker/lifetime.c \
+	plugins/docker/lifetime.c plugins/docker/init.c \
 	plugins/docker/exec.c plugins/docker/archive.c plugins/docker/tar.c \
 	plugins/docker/docker.h plugins/common/settings.c \
 	plugins/common/settings.h
@@ -24,9 +24,11 @@ if INTEGRATION_TESTS
 TESTS += tests/docker/docker.sh
 endif
 
-# The provider contract suite on this provider, against the same real
-# engine (tests/contract/providers/docker.mjs starts it).
-EXTRA_DIST += tests/contract/providers/docker.mjs tests/contract/docker.test.mjs
+# The provider contract suite on this provider, against a real engine
+# (tests/contract/providers/docker.mjs starts it), and again against one
+# without an init binary.
+EXTRA_DIST += tests/contract/providers/docker.mjs tests/contract/docker.test.mjs \
+	tests/contract/docker-noinit.test.mjs
 if INTEGRATION_TESTS
-TESTS += tests/contract/docker.test.mjs
+TESTS += tests/contract/docker.test.mjs tests/contract/docker-noinit.test.mjs
 endif

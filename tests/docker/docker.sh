@@ -11,12 +11,20 @@ engine_sh="$src/tests/docker/engine.sh"
 prog="$build/tests/docker/test_docker"
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/taskbox-engine.XXXXXX") || exit 99
-trap 'sh "$engine_sh" stop "$dir"' EXIT
+# A second engine without an init binary, for the init setting's tests.
+noinit=$(mktemp -d "${TMPDIR:-/tmp}/taskbox-engine-noinit.XXXXXX") || exit 99
+trap 'sh "$engine_sh" stop "$dir"; sh "$engine_sh" stop "$noinit"' EXIT
 trap 'exit 1' INT TERM
 
 sh "$engine_sh" start "$dir"
 rc=$?
 [ $rc -eq 0 ] || exit $rc
+TASKBOX_ENGINE_NO_INIT=1 sh "$engine_sh" start "$noinit"
+rc=$?
+[ $rc -eq 0 ] || exit $rc
+eval "$(sh "$engine_sh" env "$noinit")"
+TASKBOX_DOCKER_NOINIT_HOST=$DOCKER_HOST
+export TASKBOX_DOCKER_NOINIT_HOST
 eval "$(sh "$engine_sh" env "$dir")"
 proxy=$(sh "$engine_sh" proxy "$dir")
 rc=$?

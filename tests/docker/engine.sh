@@ -16,6 +16,8 @@
 #                                 cert.pem, key.pem)
 #   engine.sh stop DIR            remove every container, stop, unmount, delete
 #
+# TASKBOX_ENGINE_NO_INIT=1 at start: an engine without an init binary.
+#
 # Exit 77 (skip) only when podman is absent and cannot be installed (not
 # root); any other failure prints the engine's own error and exits 1.
 set -eu
@@ -52,8 +54,14 @@ ensure_podman() {
 		die "cannot install $pkgs: $(tail -n 3 "$dir/apt.log")"
 }
 
+# With TASKBOX_ENGINE_NO_INIT=1 the engine has no init binary: podman's
+# init_path (read from [engine] only) names a file that does not exist, as
+# on a machine without catatonit.
 write_conf() {
 	hard=$(ulimit -Hn)
+	init_path_line=
+	[ "${TASKBOX_ENGINE_NO_INIT:-0}" = 1 ] &&
+		init_path_line="init_path = \"$dir/no-such-init/catatonit\""
 	cat >"$dir/containers.conf" <<EOF
 [containers]
 default_ulimits = ["nofile=$hard:$hard", "nproc=4096:4096"]
@@ -63,6 +71,7 @@ cgroup_manager = "cgroupfs"
 events_logger = "file"
 events_logfile_path = "$dir/events.log"
 exit_command_delay = 60
+${init_path_line}
 EOF
 }
 

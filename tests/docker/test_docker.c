@@ -3,7 +3,8 @@
  * engine restart, tcp and TLS. Environment: TASKBOX_DOCKER_PLUGIN (the
  * built .so), DOCKER_HOST, TASKBOX_DOCKER_IMAGE, TASKBOX_DOCKER_ENGINE
  * (engine.sh), TASKBOX_DOCKER_ENGINE_DIR, TASKBOX_DOCKER_TCP,
- * TASKBOX_DOCKER_TLS and TASKBOX_DOCKER_TLS_DIR (engine.sh proxy). */
+ * TASKBOX_DOCKER_TLS and TASKBOX_DOCKER_TLS_DIR (engine.sh proxy), and
+ * TASKBOX_DOCKER_NOINIT_HOST (a second engine without an init binary). */
 #include "config.h"
 
 #include <criterion/criterion.h>
@@ -22,10 +23,15 @@ static const struct taskbox_provider *P;
 static void *inst;
 static char err[TASKBOX_ERRBUF_SIZE];
 
+/* How many log lines said the engine has no init binary. */
+static int no_init_lines;
+
 static void host_log(enum taskbox_log_level level, const char *provider,
                      const char *message)
 {
 	fprintf(stderr, "[%d] %s: %s\n", (int)level, provider, message);
+	if (strstr(message, "has no init binary"))
+		no_init_lines++;
 }
 
 static const struct taskbox_host host = {
@@ -67,6 +73,17 @@ static int init_with(void **out, const char *extra)
 	snprintf(s, sizeof(s), "{\"host\":\"%s\",\"image\":\"%s\"%s%s}",
 	         env_or_die("DOCKER_HOST"), env_or_die("TASKBOX_DOCKER_IMAGE"),
 	         *extra ? "," : "", extra);
+	return P->ops.init(&host, s, out, err, sizeof(err));
+}
+
+/* Like init_with, on the engine that has no init binary. */
+static int init_noinit(void **out, const char *extra)
+{
+	char s[2048];
+
+	snprintf(s, sizeof(s), "{\"host\":\"%s\",\"image\":\"%s\"%s%s}",
+	         env_or_die("TASKBOX_DOCKER_NOINIT_HOST"),
+	         env_or_die("TASKBOX_DOCKER_IMAGE"), *extra ? "," : "", extra);
 	return P->ops.init(&host, s, out, err, sizeof(err));
 }
 
@@ -701,4 +718,111 @@ Test(docker, tcp_and_tls_with_client_certificates)
 	             TASKBOX_E_UNAVAILABLE, "%s", err);
 	cr_assert(strstr(err, tls), "%s", err);
 	P->ops.fini(x);
+}
+
+/* PID 1's command line (NULs as spaces) in a new sandbox of instance in,
+ * which is destroyed again. */
+static void pid1_of_new_box(void *in, char *out, size_t n)
+{
+	struct taskbox_exec_result res;
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	void *c;
+
+	make_box(in, id, 0);
+	c = attach(in, id);
+	cr_assert_eq(run(c, "tr '\\0' ' ' </proc/1/cmdline", 20000, 0, &res),
+	             TASKBOX_OK, "exec: %s", err);
+	snprintf(out, n, "%.*s", (int)res.out.len,
+	         res.out.data ? (char *)res.out.data : "");
+	res_free(&res);
+	P->ops.close(c);
+	cr_assert_eq(P->ops.destroy(in, id, err, sizeof(err)), TASKBOX_OK, "%s",
+	             err);
+}
+
+/* How many containers the engine at docker_host has, stopped ones too. */
+static int containers_on(const char *docker_host)
+{
+	char cmd[4096], buf[4096];
+	int n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+	         "curl -sf --unix-socket '%s' "
+	         "'http://localhost/containers/json?all=true' | "
+	         "grep -o '\"Id\"' | wc -l",
+	         docker_host + 7);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	cr_assert(fgets(buf, sizeof(buf), p));
+	pclose(p);
+	n = atoi(buf);
+	return n;
+}
+
+Test(docker, init_setting_is_checked)
+{
+	void *x = NULL;
+
+	cr_assert_eq(init_with(&x, "\"init\":\"yes\""), TASKBOX_E_INVALID);
+	cr_assert(strstr(err, "init must be true, false or \"auto\""), "%s",
+	          err);
+	cr_assert_eq(init_with(&x, "\"init\":1"), TASKBOX_E_INVALID);
+	cr_assert_eq(init_with(&x, "\"init\":true"), TASKBOX_OK, "%s", err);
+	P->ops.fini(x);
+}
+
+/* init "auto" (the default) on an engine that has an init: PID 1 is the
+ * engine's init, and nothing is logged. init false: PID 1 is the idle
+ * command itself. */
+Test(docker, init_auto_and_false_on_an_engine_with_init)
+{
+	char pid1[512];
+	void *off = NULL;
+
+	no_init_lines = 0;
+	pid1_of_new_box(inst, pid1, sizeof(pid1));
+	cr_assert(strstr(pid1, "sleep infinity") && strncmp(pid1, "sleep", 5),
+	          "PID 1 is %s", pid1);
+	cr_assert_eq(init_with(&off, "\"init\":false"), TASKBOX_OK, "%s", err);
+	pid1_of_new_box(off, pid1, sizeof(pid1));
+	cr_assert_str_eq(pid1, "sleep infinity ");
+	P->ops.fini(off);
+	cr_assert_eq(no_init_lines, 0);
+}
+
+/* init "auto" on an engine without one: sandboxes are made without it,
+ * and the log says so once per instance. */
+Test(docker, init_auto_on_an_engine_without_init)
+{
+	char pid1[512];
+	void *in = NULL;
+
+	no_init_lines = 0;
+	cr_assert_eq(init_noinit(&in, ""), TASKBOX_OK, "%s", err);
+	pid1_of_new_box(in, pid1, sizeof(pid1));
+	cr_assert_str_eq(pid1, "sleep infinity ");
+	pid1_of_new_box(in, pid1, sizeof(pid1));
+	cr_assert_str_eq(pid1, "sleep infinity ");
+	cr_assert_eq(no_init_lines, 1);
+	P->ops.fini(in);
+}
+
+/* init true on an engine without one: create fails, naming the missing
+ * binary and the setting, and leaves no container behind. */
+Test(docker, init_true_on_an_engine_without_init_fails_clearly)
+{
+	struct taskbox_create_req req = {sizeof(req), NULL, 0};
+	const char *noinit = env_or_die("TASKBOX_DOCKER_NOINIT_HOST");
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	int before = containers_on(noinit);
+	void *in = NULL;
+
+	cr_assert_eq(init_noinit(&in, "\"init\":true"), TASKBOX_OK, "%s", err);
+	cr_assert_eq(P->ops.create(in, &req, id, err, sizeof(err)),
+	             TASKBOX_E_UNAVAILABLE);
+	cr_assert(strstr(err, "no-such-init/catatonit"), "%s", err);
+	cr_assert(strstr(err, "the docker setting init is true"), "%s", err);
+	cr_assert_eq(containers_on(noinit), before);
+	P->ops.fini(in);
 }

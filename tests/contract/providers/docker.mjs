@@ -7,21 +7,26 @@ import { scratchDir } from "../../lib/client.mjs";
 
 let dir;
 
-function engine(verb) {
+function engine(verb, env = {}) {
   const src = process.env.TASKBOX_SRCDIR;
   if (!src) throw new Error("TASKBOX_SRCDIR is not set: run through `make check`");
   return execFileSync("sh", [join(src, "tests/docker/engine.sh"), verb, dir], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, ...env },
   });
 }
 
-export default {
-  name: "docker",
+// The provider on an engine with its init binary (noInit false), or on one
+// without (podman's init_path naming no file), with the plugin's init
+// setting left at its default, "auto".
+export function dockerProvider({ noInit = false } = {}) {
+  return {
+  name: noInit ? "docker (engine without init)" : "docker",
 
   async setup({ sandboxEnv = {} } = {}) {
     dir = scratchDir("taskbox-contract-docker-");
-    engine("start");
+    engine("start", { TASKBOX_ENGINE_NO_INIT: noInit ? "1" : "0" });
     const vars = Object.fromEntries(
       engine("env")
         .trim()
@@ -51,4 +56,7 @@ export default {
     if (dir) engine("stop");
     dir = undefined;
   },
-};
+  };
+}
+
+export default dockerProvider();
