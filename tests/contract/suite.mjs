@@ -265,6 +265,42 @@ export function contractSuite(provider) {
       await closeServer(s);
     });
 
+    // Where the sandbox's PID 1 reaps nothing (an engine without an init
+    // binary), the killed orphans of a task's group stay zombies: they must
+    // not keep a finished task or a cancelled group looking alive.
+    test("orphans of a command keep neither a finished task nor a cancelled one running", { timeout: 120000 }, async () => {
+      const s = await server();
+      const sb = await createSandbox(s);
+      // The process's state letter from /proc, or "gone".
+      const procState = async (pidFile) =>
+        (await run(s, sb, `p=$(cat ${pidFile}); st=$(cut -d" " -f3 /proc/$p/stat 2>/dev/null); echo "\${st:-gone}"`)).stdout.trim();
+
+      const quick = await start(s, sb, "sleep 300 & echo $! > orphan1.pid; echo parent done");
+      const r1 = await waitDone(s, sb, quick.task_id);
+      assert.equal(r1.state, "succeeded");
+      assert.equal(r1.stdout, "parent done\n");
+      assert.match(await procState("orphan1.pid"), /^(gone|Z)$/, "the orphan went with its group");
+
+      // The leader dies of the TERM; its children ignore it and are
+      // orphaned until the KILL.
+      const grp = await start(s, sb, "(trap '' TERM; sleep 300 & echo $! > orphan2.pid; wait) & wait");
+      await until("the orphan-to-be to start", async () =>
+        (await run(s, sb, "cat orphan2.pid 2>/dev/null || true")).stdout.trim() !== "", 20000);
+      const c = ok(await call(s, "cancel_task", { sandbox_id: sb, task_id: grp.task_id }), "cancel_task");
+      assert.equal(c.state, "cancelled");
+      assert.equal(c.error, null);
+      assert.match(await procState("orphan2.pid"), /^(gone|Z)$/, "the group was killed");
+
+      const fresh = await server();
+      assert.equal((await getTask(fresh, sb, quick.task_id)).state, "succeeded");
+      assert.equal((await getTask(fresh, sb, grp.task_id)).state, "cancelled");
+      const again = ok(await call(fresh, "cancel_task", { sandbox_id: sb, task_id: grp.task_id }), "cancel again");
+      assert.equal(again.state, "cancelled");
+      ok(await call(fresh, "remove_task", { sandbox_id: sb, task_id: grp.task_id }), "remove_task");
+      await closeServer(fresh);
+      await closeServer(s);
+    });
+
     test("10 MiB on each stream: 1 MiB kept, truncation reported, the task finishes", { timeout: 180000 }, async () => {
       const s = await server();
       const sb = await createSandbox(s);
