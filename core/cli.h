@@ -18,6 +18,7 @@ struct tb_cli_opts {
 	const char *plugin_dir; /* --plugin-dir DIR, or NULL */
 	unsigned workers;       /* --workers N; 0 = the server's default */
 	bool test_tools;        /* --test-tools or $TASKBOX_TEST_TOOLS=1 */
+	bool start;             /* check-config --start */
 };
 
 /* Prints the help of subcommand (NULL: the overview) to out. Returns
@@ -28,8 +29,9 @@ int tb_cli_help(FILE *out, const char *subcommand);
  * configured instances, loaded or not and why. */
 int tb_cli_providers(const struct tb_cli_opts *opts);
 
-/* `taskbox check-config [FILE]`: validates FILE, else the config that
- * serve would use. */
+/* `taskbox check-config [FILE] [--start]`: validates FILE, else the config
+ * that serve would use, and finds each instance's plugin along the search
+ * path; with --start also starts and stops each instance. */
 int tb_cli_check_config(const struct tb_cli_opts *opts, const char *file);
 
 #endif /* TB_CLI_H */

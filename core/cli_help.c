@@ -68,14 +68,21 @@ static const char providers_help[] =
     "4 a configured instance failed to load, 1 another failure.\n";
 
 static const char check_config_help[] =
-    "Usage: taskbox check-config [FILE] [OPTIONS]\n"
+    "Usage: taskbox check-config [FILE] [--start] [OPTIONS]\n"
     "\n"
     "Validates FILE (else the config serve would use: --config FILE,\n"
     "$TASKBOX_CONFIG, $XDG_CONFIG_HOME/taskbox/config.json, the built-in\n"
     "default) and names every bad field by its JSON path and the rule it\n"
-    "breaks, one per line on stderr.\n"
+    "breaks, one per line on stderr. Then finds each instance's plugin\n"
+    "along the search path and checks its ABI, as serve would.\n"
     "\n"
-    "Exit codes: 0 valid, 3 invalid or unreadable, 2 usage error.\n";
+    "  --start   also start and stop each instance, so each plugin\n"
+    "            validates its settings (and reaches what they name)\n"
+    "\n"
+    "Options: --config FILE, --plugin-dir DIR, --log-level LEVEL\n"
+    "\n"
+    "Exit codes: 0 valid, 3 invalid or unreadable, 4 a plugin is missing,\n"
+    "is rejected or (with --start) fails to start, 2 usage error.\n";
 
 static const char help_help[] = "Usage: taskbox help [SUBCOMMAND]\n"
                                 "\n"

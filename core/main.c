@@ -27,6 +27,7 @@ struct cmdline {
 	bool help;         /* --help */
 	bool version;      /* --version */
 	bool serve_only;   /* an option only serve takes was given */
+	bool check_only;   /* an option only check-config takes was given */
 	const char *level; /* --log-level */
 };
 
@@ -100,6 +101,11 @@ static int parse(int argc, char **argv, struct cmdline *cl)
 		if (strcmp(a, "--test-tools") == 0) {
 			cl->opts.test_tools = true;
 			cl->serve_only = true;
+			continue;
+		}
+		if (strcmp(a, "--start") == 0) {
+			cl->opts.start = true;
+			cl->check_only = true;
 			continue;
 		}
 		eq = strchr(a, '=');
@@ -211,6 +217,9 @@ int main(int argc, char **argv)
 	if (cl.serve_only && strcmp(cl.subcommand, "serve") != 0)
 		return usage("--workers and --test-tools are options of "
 		             "serve, not of %s",
+		             cl.subcommand);
+	if (cl.check_only && strcmp(cl.subcommand, "check-config") != 0)
+		return usage("--start is an option of check-config, not of %s",
 		             cl.subcommand);
 	if (cl.arg && strcmp(cl.subcommand, "check-config") != 0)
 		return usage("unexpected argument \"%s\"", cl.arg);

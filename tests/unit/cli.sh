@@ -62,10 +62,11 @@ cat >"$tmp/bad.json" <<'JSON'
  "mask": {"values_from_env": ["ghp-123"]}}
 JSON
 expect 0 'good.json: ok: 2 instances, default "work"' \
-	"$bin" check-config "$tmp/good.json"
-expect 0 'good.json: ok' "$bin" check-config --config "$tmp/good.json"
+	"$bin" check-config "$tmp/good.json" --plugin-dir "$fakes"
+expect 0 'good.json: ok' "$bin" check-config --config "$tmp/good.json" \
+	--plugin-dir "$fakes"
 expect 0 'good.json: ok' env TASKBOX_CONFIG="$tmp/good.json" \
-	"$bin" check-config
+	TASKBOX_PLUGIN_PATH="$fakes" "$bin" check-config
 expect 0 '^\(built-in default\): ok: 1 instance, default "local"' \
 	"$bin" check-config
 expect 3 '^\$\.providers\.box\.plugin: must be a string' \
@@ -115,5 +116,37 @@ expect 4 'plugin "nonesuch" not found' \
 	"$bin" providers --config "$tmp/missing-plugin.json"
 expect 0 'ok +fake_good' env TASKBOX_PLUGIN_PATH="/nonexistent:$fakes" \
 	"$bin" providers --config "$tmp/good.json"
+
+# check-config finds each instance's plugin as serve would: a missing or
+# rejected plugin is named by its field, exit 4; --start also runs each
+# plugin's init on its settings.
+expect 4 '^\$\.providers\.a\.plugin: plugin "nonesuch" not found' \
+	"$bin" check-config "$tmp/missing-plugin.json"
+expect 4 'missing-plugin\.json: 1 instance would not load \(search path ' \
+	"$bin" check-config "$tmp/missing-plugin.json"
+expect 4 '^\$\.providers\.w\.plugin: plugin "no_such_plugin" not found' \
+	sh -c "echo '{\"providers\":{\"w\":{\"plugin\":\"no_such_plugin\"}},\"default\":\"w\"}' >'$tmp/w.json' &&
+	'$bin' check-config '$tmp/w.json'"
+expect 4 'good.json: 2 instances would not load' \
+	"$bin" check-config "$tmp/good.json"
+cat >"$tmp/major.json" <<'JSON'
+{"default": "a", "providers": {"a": {"plugin": "fake_major"}}}
+JSON
+expect 4 '^\$\.providers\.a\.plugin: .*fake_major\.la: ABI major 2, host speaks 1' \
+	"$bin" check-config "$tmp/major.json" --plugin-dir "$fakes"
+expect 0 'initfail\.json: ok: 1 instance' \
+	"$bin" check-config "$tmp/initfail.json" --plugin-dir "$fakes"
+expect 4 '^\$\.providers\.a\.settings: instance "a": .*fake_initfail\.la: init failed \(TASKBOX_E_INVALID\): settings\.endpoint: required' \
+	"$bin" check-config --start "$tmp/initfail.json" --plugin-dir "$fakes"
+expect 0 'good\.json: ok: 2 instances, default "work", each started and stopped' \
+	"$bin" check-config --start "$tmp/good.json" --plugin-dir "$fakes"
+cat >"$tmp/local-bad.json" <<'JSON'
+{"default": "w", "providers": {"w": {"plugin": "local", "settings": {"bogus": 1}}}}
+JSON
+expect 0 'local-bad\.json: ok' "$bin" check-config "$tmp/local-bad.json"
+expect 4 "^\\\$\.providers\.w\.settings: .*unknown setting 'bogus'" \
+	"$bin" check-config "$tmp/local-bad.json" --start
+expect 2 '--start is an option of check-config, not of providers' \
+	"$bin" providers --start
 
 exit $fail
