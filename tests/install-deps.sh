@@ -21,10 +21,11 @@ check_pkgs="valgrind clang clang-format libclang-rt-14-dev"
 # provider's isolation (bubblewrap), a Docker-API engine (podman with runc,
 # conmon and its init binary catatonit, which podman only Recommends), the
 # test image's userland (busybox-static), the tools the scripts call
-# (curl, socat, openssl, procps), the bench's charts (gnuplot).
+# (curl, socat, openssl, procps), the bench's charts (gnuplot), the man
+# pages' check (groff).
 test_pkgs="python3 bubblewrap procps
 	podman runc conmon catatonit golang-github-containers-common
-	busybox-static curl socat openssl gnuplot-nox"
+	busybox-static curl socat openssl gnuplot-nox groff-base"
 
 apt-get update -qq
 # shellcheck disable=SC2086
@@ -40,7 +41,7 @@ fi
 missing=()
 for cmd in gcc clang make autoreconf libtoolize pkg-config valgrind \
 	clang-format python3 bwrap busybox podman runc conmon curl socat \
-	openssl gnuplot node npm; do
+	openssl gnuplot groff node npm; do
 	command -v "$cmd" >/dev/null || missing+=("command $cmd")
 done
 # podman runs containers with HostConfig.Init from this path (its

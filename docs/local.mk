@@ -1,0 +1,10 @@
+# docs: the man pages (installed), the plugin guide and the example plugin
+# it walks through (distributed; tests/install/install-test.sh builds the
+# example against an installed prefix), and a check that the man pages
+# format without a warning.
+dist_man_MANS = docs/taskbox.1 docs/taskbox-provider.3
+EXTRA_DIST += docs/plugin-guide.md docs/architecture.md \
+	examples/dirbox/dirbox.c \
+	examples/dirbox/Makefile examples/dirbox/README.md \
+	tests/unit/man-pages.sh
+TESTS += tests/unit/man-pages.sh
