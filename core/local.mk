@@ -1,13 +1,12 @@
-# core: the server's pieces, gathered in one convenience library that the
-# binary and the unit tests link.
+# core: the server, one folder per layer, read top to bottom as the flow
+# of a request (docs/architecture.md). Every layer but cli goes into one
+# convenience library that the binary and the unit tests link; a file
+# includes headers of its own layer and the layers below it only
+# (tests/unit/layers.sh checks).
 noinst_LTLIBRARIES += libtaskbox_core.la
-libtaskbox_core_la_SOURCES = core/log.c core/modules.c \
-	core/provider_check.c core/loader.c core/registry.c core/config_file.c
+libtaskbox_core_la_SOURCES =
 libtaskbox_core_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS)
 libtaskbox_core_la_LIBADD = $(JANSSON_LIBS) $(LTDL_LIBS) $(PTHREAD_LIBS)
-noinst_HEADERS += core/log.h core/tool.h core/registry.h core/config_file.h \
-	core/server.h core/modules.h core/provider_check.h core/loader.h \
-	core/instance.h core/cli.h
 
 # The binary. The local plugin is linked into it (-dlpreopen) so taskbox
 # works with no config and no installed plugins; the loader finds it by
@@ -21,8 +20,20 @@ core_embedded_local_la_LIBADD = $(plugins_local_local_la_LIBADD)
 core_embedded_local_la_LDFLAGS = -module -static -rpath /nowhere
 
 bin_PROGRAMS += taskbox
-taskbox_SOURCES = core/main.c core/cli_help.c core/cli_providers.c \
-	core/cli_check_config.c
+taskbox_SOURCES =
 taskbox_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 taskbox_LDADD = -dlpreopen core/embedded/local.la libtaskbox_core.la \
 	$(PTHREAD_LIBS)
+
+include core/cli/local.mk
+include core/transport/local.mk
+include core/protocol/local.mk
+include core/tools/local.mk
+include core/tasks/local.mk
+include core/host/local.mk
+include core/base/local.mk
+include core/supervisor/local.mk
+
+# The layers hold: no file includes a header of a layer above its own.
+TESTS += tests/unit/layers.sh
+EXTRA_DIST += tests/unit/layers.sh

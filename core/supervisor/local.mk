@@ -34,9 +34,9 @@ taskbox_supervisor_SOURCES = core/supervisor/native/main.c \
 	core/supervisor/native/sup.h
 taskbox_supervisor_CFLAGS = $(AM_CFLAGS)
 
-# The host's choice between the two (core/sup_native.c).
-libtaskbox_core_la_SOURCES += core/sup_native.c
-noinst_HEADERS += core/sup_native.h
+# The host's choice between the two (core/tasks/sup_native.c).
+libtaskbox_core_la_SOURCES += core/tasks/sup_native.c
+noinst_HEADERS += core/tasks/sup_native.h
 libtaskbox_core_la_CFLAGS += -DTB_PKGLIBEXECDIR='"$(pkglibexecdir)"'
 
 # The server's choice between them, on the local provider.

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonrpc.h"
-#include "log.h"
-#include "mcp.h"
-#include "test_tools.h"
+#include "protocol/jsonrpc.h"
+#include "base/log.h"
+#include "protocol/mcp.h"
+#include "tools/test_tools.h"
 
 /* Small enough that the over-long path is reached too. */
 #define FUZZ_LINE_MAX 4096

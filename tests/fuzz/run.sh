@@ -24,10 +24,11 @@ cc=${CLANG:-clang}
 if [ $# -eq 0 ]; then
 	core=$srcdir/core
 	set -- jsonrpc 60 "$here/corpus" jansson -- -I"$core" \
-		"$here/fuzz_jsonrpc.c" "$core/jsonrpc.c" "$core/mcp.c" \
-		"$core/mcp_tools.c" "$core/tools_registry.c" "$core/schema.c" \
-		"$core/schema_check.c" "$core/tool_call.c" "$core/workers.c" \
-		"$core/test_tools.c" "$core/mcp_tasks.c" "$core/log.c" -lpthread \
+		"$here/fuzz_jsonrpc.c" "$core/protocol/jsonrpc.c" "$core/protocol/mcp.c" \
+		"$core/protocol/mcp_tools.c" "$core/tools/tools_registry.c" "$core/tools/schema.c" \
+		"$core/tools/schema_check.c" "$core/protocol/tool_call.c" "$core/protocol/workers.c" \
+		"$core/tools/test_tools.c" "$core/protocol/mcp_tasks.c" "$core/base/log.c" \
+		"$core/tools/call.c" "$core/tools/task_backend.c" -lpthread \
 		-lm
 fi
 if [ $# -lt 5 ] || [ "$5" != -- ]; then

@@ -9,9 +9,9 @@
 #include <time.h>
 
 #include "harness.h"
-#include "test_tools.h"
-#include "tools_registry.h"
-#include "workers.h"
+#include "tools/test_tools.h"
+#include "tools/tools_registry.h"
+#include "protocol/workers.h"
 
 static void collect(void *ctx, const char *line, size_t len)
 {

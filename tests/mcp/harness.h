@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "mcp.h"
+#include "protocol/mcp.h"
 
 struct harness {
 	struct tb_mcp *session;

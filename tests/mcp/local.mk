@@ -1,4 +1,5 @@
-# tests/mcp: unit tests of the MCP protocol core (included from core/mcp.mk).
+# tests/mcp: unit tests of the protocol and transport layers (included from
+# the top Makefile.am).
 mcp_unit_tests = tests/mcp/test_jsonrpc tests/mcp/test_schema \
 	tests/mcp/test_mcp tests/mcp/test_server tests/mcp/test_workers
 check_PROGRAMS += $(mcp_unit_tests)

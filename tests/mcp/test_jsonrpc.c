@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jsonrpc.h"
+#include "protocol/jsonrpc.h"
 
 static enum tb_line_status next(struct tb_lines *r, char *out, size_t cap)
 {

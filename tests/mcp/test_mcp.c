@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "harness.h"
-#include "mcp.h"
-#include "workers.h"
+#include "protocol/mcp.h"
+#include "protocol/workers.h"
 
 static struct harness h;
 

@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "schema.h"
+#include "tools/schema.h"
 
 static struct tb_schema *compile(const char *text)
 {

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server.h"
-#include "test_tools.h"
-#include "tools_registry.h"
+#include "transport/server.h"
+#include "tools/test_tools.h"
+#include "tools/tools_registry.h"
 
 struct running {
 	int to_server, from_server;

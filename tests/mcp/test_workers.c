@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "workers.h"
+#include "protocol/workers.h"
 
 /* A lead fed by a script: each step either submits a job or ends. */
 struct script {

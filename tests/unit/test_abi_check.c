@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "provider_check.h"
+#include "host/provider_check.h"
 
 static int ok_init(const struct taskbox_host *h, const char *s, void **i,
                    char *e, size_t n)

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config_file.h"
+#include "host/config_file.h"
 
 static char err[8192];
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host_mask.h"
+#include "tasks/host_mask.h"
 
 static char *mask(const struct tb_mask *m, const char *in)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "loader.h"
+#include "host/loader.h"
 
 static char err[1024];
 

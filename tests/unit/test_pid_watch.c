@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pid_watch.h"
+#include "tasks/pid_watch.h"
 
 /* Descriptors this process holds. */
 static int open_fds(void)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_file.h"
-#include "loader.h"
-#include "registry.h"
+#include "host/config_file.h"
+#include "host/loader.h"
+#include "host/registry.h"
 
 static char err[2048];
 

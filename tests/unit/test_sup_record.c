@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "box.h"
-#include "record_cache.h"
-#include "sup_record.h"
+#include "tasks/box.h"
+#include "tasks/record_cache.h"
+#include "tasks/sup_record.h"
 
 #define ID "0123456789abcdef0123456789abcdef"
 

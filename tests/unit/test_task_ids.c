@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sandbox_ref.h"
-#include "task_id.h"
+#include "host/sandbox_ref.h"
+#include "tasks/task_id.h"
 
 Test(task_id, fresh_ids_are_valid_and_distinct)
 {

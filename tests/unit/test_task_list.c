@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "task_list.h"
-#include "task_wait.h"
+#include "tasks/task_list.h"
+#include "tasks/task_wait.h"
 
 /* n entries, task ids "<i repeated>" padded to 32 hex, started_at given. */
 static json_t *entries(const int *started, const char *const *states, size_t n)

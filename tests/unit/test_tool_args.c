@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base64.h"
-#include "tool_args.h"
+#include "base/base64.h"
+#include "tools/tool_args.h"
 
 static json_t *parse(const char *text)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8_page.h"
+#include "base/utf8_page.h"
 
 #define FFFD "\xEF\xBF\xBD"
 

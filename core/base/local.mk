@@ -1,0 +1,14 @@
+# core/base: small pieces every layer may use: logging, base64, UTF-8 pages,
+# error bodies, JSON-RPC codes.
+# (included from core/local.mk)
+libtaskbox_core_la_SOURCES += \
+	core/base/base64.c \
+	core/base/error_json.c \
+	core/base/log.c \
+	core/base/utf8_page.c
+noinst_HEADERS += \
+	core/base/base64.h \
+	core/base/error_json.h \
+	core/base/log.h \
+	core/base/rpc_codes.h \
+	core/base/utf8_page.h

@@ -1,0 +1,478 @@
+/* The operator's config file: lookup, parsing and validation. Every bad
+ * field is reported as "JSON.PATH: rule", one per line. */
+#include "config.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host/config_file.h"
+
+#define BUILTIN_SOURCE "(built-in default)"
+#define BUILTIN_TEXT                                                           \
+	"{\"default\": \"local\", \"providers\": {\"local\": "                 \
+	"{\"plugin\": \"local\", \"settings\": {}}}}"
+
+#define INSTANCE_RULE "^[a-z][a-z0-9_-]{0,31}$"
+#define PLUGIN_RULE "^[a-z][a-z0-9_]{0,31}$"
+#define ENV_RULE "^[A-Za-z_][A-Za-z0-9_]*$"
+
+/* Problems found so far, one per line. */
+struct problems {
+	char *buf;
+	size_t len;
+	size_t used;
+	unsigned count;
+};
+
+static void problem(struct problems *p, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void problem(struct problems *p, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	p->count++;
+	if (!p->buf || p->used + 1 >= p->len)
+		return;
+	n = snprintf(p->buf + p->used, p->len - p->used,
+	             "%s%s: ", p->used ? "\n" : "", path);
+	if (n < 0 || (size_t)n >= p->len - p->used) {
+		p->used = p->len - 1;
+		return;
+	}
+	p->used += (size_t)n;
+	va_start(ap, fmt);
+	n = vsnprintf(p->buf + p->used, p->len - p->used, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= p->len - p->used)
+		p->used = p->len - 1;
+	else
+		p->used += (size_t)n;
+}
+
+/* True when s is 1..max characters, each a lowercase letter (or also an
+ * uppercase letter or '_' when upper), or after the first a digit or one of
+ * rest. */
+static int name_matches(const char *s, size_t max, const char *rest, int upper)
+{
+	size_t n;
+
+	if (!s)
+		return 0;
+	for (n = 0; s[n]; n++) {
+		char c = s[n];
+		int ok = (c >= 'a' && c <= 'z') ||
+		         (upper && ((c >= 'A' && c <= 'Z') || c == '_'));
+		if (n > 0)
+			ok = ok || (c >= '0' && c <= '9') ||
+			     (c && strchr(rest, c) != NULL);
+		if (!ok)
+			return 0;
+	}
+	return n >= 1 && n <= max;
+}
+
+static int instance_name_ok(const char *s)
+{
+	return name_matches(s, 32, "_-", 0);
+}
+
+static int plugin_name_ok(const char *s)
+{
+	return name_matches(s, 32, "_", 0);
+}
+
+static int env_name_ok(const char *s)
+{
+	return name_matches(s, (size_t)-1, "_", 1);
+}
+
+/* The JSON path of key under parent: parent.key when key is a plain
+ * identifier, else parent["key"] with the key JSON-escaped. */
+static char *child_path(const char *parent, const char *key)
+{
+	char *out = NULL, *quoted;
+	json_t *s;
+	int plain = key[0] != '\0';
+
+	for (const char *c = key; *c && plain; c++)
+		plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		        (*c >= '0' && *c <= '9') || *c == '_' || *c == '-';
+	if (plain)
+		return asprintf(&out, "%s.%s", parent, key) < 0 ? NULL : out;
+	s = json_string(key);
+	quoted = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+	json_decref(s);
+	if (quoted && asprintf(&out, "%s[%s]", parent, quoted) < 0)
+		out = NULL;
+	free(quoted);
+	return out;
+}
+
+static const char *type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	default:
+		return "null";
+	}
+}
+
+/* Reports every key of obj not in allowed (a NULL-terminated list). */
+static void unknown_keys(struct problems *p, const char *path, json_t *obj,
+                         const char *const *allowed, const char *listed)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(obj, key, v)
+	{
+		int known = 0;
+		for (const char *const *a = allowed; *a; a++)
+			known = known || strcmp(*a, key) == 0;
+		if (!known) {
+			char *kp = child_path(path, key);
+			problem(p, kp ? kp : path, "unknown key (allowed: %s)",
+			        listed);
+			free(kp);
+		}
+	}
+}
+
+static void check_instance(struct problems *p, const char *path, json_t *inst)
+{
+	static const char *const allowed[] = {"plugin", "settings", NULL};
+	char *sub;
+	json_t *plugin, *settings;
+
+	if (!json_is_object(inst)) {
+		problem(p, path, "must be an object, not %s", type_name(inst));
+		return;
+	}
+	unknown_keys(p, path, inst, allowed, "plugin, settings");
+	plugin = json_object_get(inst, "plugin");
+	sub = child_path(path, "plugin");
+	if (!plugin)
+		problem(p, sub, "required");
+	else if (!json_is_string(plugin))
+		problem(p, sub, "must be a string, not %s", type_name(plugin));
+	else if (!plugin_name_ok(json_string_value(plugin)))
+		problem(p, sub, "must match %s", PLUGIN_RULE);
+	free(sub);
+	settings = json_object_get(inst, "settings");
+	sub = child_path(path, "settings");
+	if (settings && !json_is_object(settings))
+		problem(p, sub, "must be an object, not %s",
+		        type_name(settings));
+	free(sub);
+}
+
+static void check_providers(struct problems *p, json_t *providers)
+{
+	const char *name;
+	json_t *inst;
+
+	if (!providers) {
+		problem(p, "$.providers", "required");
+		return;
+	}
+	if (!json_is_object(providers)) {
+		problem(p, "$.providers", "must be an object, not %s",
+		        type_name(providers));
+		return;
+	}
+	if (json_object_size(providers) == 0)
+		problem(p, "$.providers", "must name at least one instance");
+	json_object_foreach(providers, name, inst)
+	{
+		char *path = child_path("$.providers", name);
+		if (!path)
+			continue;
+		if (!instance_name_ok(name))
+			problem(p, path, "instance name must match %s",
+			        INSTANCE_RULE);
+		check_instance(p, path, inst);
+		free(path);
+	}
+}
+
+static void check_default(struct problems *p, json_t *def, json_t *providers)
+{
+	if (!def)
+		problem(p, "$.default", "required");
+	else if (!json_is_string(def))
+		problem(p, "$.default", "must be a string, not %s",
+		        type_name(def));
+	else if (json_is_object(providers) &&
+	         !json_object_get(providers, json_string_value(def)))
+		problem(p, "$.default",
+		        "must name an instance under $.providers (\"%.64s\" "
+		        "is not one)",
+		        json_string_value(def));
+}
+
+static void check_mask(struct problems *p, json_t *mask)
+{
+	static const char *const allowed[] = {"values_from_env", NULL};
+	json_t *names, *v;
+	size_t i;
+
+	if (!mask)
+		return;
+	if (!json_is_object(mask)) {
+		problem(p, "$.mask", "must be an object, not %s",
+		        type_name(mask));
+		return;
+	}
+	unknown_keys(p, "$.mask", mask, allowed, "values_from_env");
+	names = json_object_get(mask, "values_from_env");
+	if (!names)
+		return;
+	if (!json_is_array(names)) {
+		problem(
+		    p, "$.mask.values_from_env",
+		    "must be an array of environment variable names, not %s",
+		    type_name(names));
+		return;
+	}
+	json_array_foreach(names, i, v)
+	{
+		char path[64];
+		snprintf(path, sizeof path, "$.mask.values_from_env[%zu]", i);
+		if (!json_is_string(v))
+			problem(p, path, "must be a string, not %s",
+			        type_name(v));
+		else if (!env_name_ok(json_string_value(v)))
+			problem(p, path,
+			        "must be an environment variable name matching "
+			        "%s (secrets are named, never written inline)",
+			        ENV_RULE);
+	}
+}
+
+/* Validates the whole document; returns the number of problems. */
+static unsigned validate(json_t *root, char *err, size_t errlen)
+{
+	static const char *const allowed[] = {"default", "providers", "mask",
+	                                      NULL};
+	struct problems p = {err, errlen, 0, 0};
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!json_is_object(root)) {
+		problem(&p, "$", "must be an object, not %s", type_name(root));
+		return p.count;
+	}
+	unknown_keys(&p, "$", root, allowed, "default, providers, mask");
+	check_providers(&p, json_object_get(root, "providers"));
+	check_default(&p, json_object_get(root, "default"),
+	              json_object_get(root, "providers"));
+	check_mask(&p, json_object_get(root, "mask"));
+	return p.count;
+}
+
+void tb_config_free(struct tb_config *cfg)
+{
+	if (!cfg)
+		return;
+	for (size_t i = 0; i < cfg->n_instances; i++) {
+		free(cfg->instances[i].name);
+		free(cfg->instances[i].plugin);
+		free(cfg->instances[i].settings_json);
+	}
+	for (size_t i = 0; i < cfg->n_mask_values; i++)
+		free(cfg->mask_values[i]);
+	free(cfg->instances);
+	free(cfg->mask_values);
+	free(cfg->default_name);
+	free(cfg->source);
+	free(cfg);
+}
+
+/* Copies the instances of a validated document into cfg. */
+static int take_instances(struct tb_config *cfg, json_t *providers)
+{
+	const char *name;
+	json_t *inst;
+
+	cfg->instances =
+	    calloc(json_object_size(providers), sizeof *cfg->instances);
+	if (!cfg->instances)
+		return -1;
+	json_object_foreach(providers, name, inst)
+	{
+		struct tb_config_instance *ci =
+		    &cfg->instances[cfg->n_instances++];
+		json_t *settings = json_object_get(inst, "settings");
+
+		ci->name = strdup(name);
+		ci->plugin =
+		    strdup(json_string_value(json_object_get(inst, "plugin")));
+		ci->settings_json =
+		    settings
+		        ? json_dumps(settings, JSON_COMPACT | JSON_SORT_KEYS)
+		        : strdup("{}");
+		if (!ci->name || !ci->plugin || !ci->settings_json)
+			return -1;
+	}
+	return 0;
+}
+
+/* Resolves mask.values_from_env: the values of the named variables that
+ * are set and not empty. */
+static int take_mask_values(struct tb_config *cfg, json_t *mask)
+{
+	json_t *names = json_object_get(mask, "values_from_env"), *v;
+	size_t i;
+
+	if (!names || json_array_size(names) == 0)
+		return 0;
+	cfg->mask_values = calloc(json_array_size(names), sizeof(char *));
+	if (!cfg->mask_values)
+		return -1;
+	json_array_foreach(names, i, v)
+	{
+		const char *value = getenv(json_string_value(v));
+		if (!value || !*value)
+			continue;
+		cfg->mask_values[cfg->n_mask_values] = strdup(value);
+		if (!cfg->mask_values[cfg->n_mask_values++])
+			return -1;
+	}
+	return 0;
+}
+
+struct tb_config *tb_config_parse(const char *text, const char *source,
+                                  char *err, size_t errlen)
+{
+	json_error_t jerr;
+	struct tb_config *cfg = NULL;
+	json_t *root =
+	    json_loads(text, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+
+	if (!root) {
+		snprintf(err, errlen, "%s:%d:%d: invalid JSON: %s", source,
+		         jerr.line, jerr.column, jerr.text);
+		return NULL;
+	}
+	if (validate(root, err, errlen) > 0)
+		goto out;
+	cfg = calloc(1, sizeof *cfg);
+	if (!cfg)
+		goto nomem;
+	cfg->source = strdup(source);
+	cfg->default_name =
+	    strdup(json_string_value(json_object_get(root, "default")));
+	if (!cfg->source || !cfg->default_name ||
+	    take_instances(cfg, json_object_get(root, "providers")) < 0 ||
+	    take_mask_values(cfg, json_object_get(root, "mask")) < 0)
+		goto nomem;
+out:
+	json_decref(root);
+	return cfg;
+nomem:
+	snprintf(err, errlen, "%s: out of memory", source);
+	tb_config_free(cfg);
+	cfg = NULL;
+	goto out;
+}
+
+/* Reads a whole file into a new NUL-terminated string. */
+static char *read_text(const char *path, char *err, size_t errlen)
+{
+	char *text = NULL, *grown;
+	size_t len = 0, cap = 0, n;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot open: %s", path,
+		         strerror(errno));
+		return NULL;
+	}
+	do {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			if (cap > (64u << 20) ||
+			    !(grown = realloc(text, cap))) {
+				snprintf(err, errlen, "%s: too large", path);
+				goto fail;
+			}
+			text = grown;
+		}
+		n = fread(text + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n > 0);
+	if (ferror(f)) {
+		snprintf(err, errlen, "%s: cannot read: %s", path,
+		         strerror(errno));
+		goto fail;
+	}
+	text[len] = '\0';
+	if (strlen(text) != len) {
+		snprintf(err, errlen, "%s: contains a NUL byte", path);
+		goto fail;
+	}
+	fclose(f);
+	return text;
+fail:
+	fclose(f);
+	free(text);
+	return NULL;
+}
+
+static struct tb_config *load_file(const char *path, char *err, size_t errlen)
+{
+	struct tb_config *cfg;
+	char *text = read_text(path, err, errlen);
+
+	if (!text)
+		return NULL;
+	cfg = tb_config_parse(text, path, err, errlen);
+	free(text);
+	return cfg;
+}
+
+struct tb_config *tb_config_load(const char *path, char *err, size_t errlen)
+{
+	const char *env = getenv("TASKBOX_CONFIG");
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	struct tb_config *cfg = NULL;
+	char *user = NULL;
+
+	if (path)
+		return load_file(path, err, errlen);
+	if (env && *env)
+		return load_file(env, err, errlen);
+	if (xdg && *xdg && xdg[0] == '/') {
+		if (asprintf(&user, "%s/taskbox/config.json", xdg) < 0)
+			user = NULL;
+	} else if (home && *home) {
+		if (asprintf(&user, "%s/.config/taskbox/config.json", home) < 0)
+			user = NULL;
+	}
+	if (user && access(user, F_OK) == 0)
+		cfg = load_file(user, err, errlen);
+	else
+		cfg =
+		    tb_config_parse(BUILTIN_TEXT, BUILTIN_SOURCE, err, errlen);
+	free(user);
+	return cfg;
+}

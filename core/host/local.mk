@@ -1,0 +1,16 @@
+# core/host: the provider host: plugin loader, ABI checks, provider
+# instances, config, sandbox references.
+# (included from core/local.mk)
+libtaskbox_core_la_SOURCES += \
+	core/host/config_file.c \
+	core/host/loader.c \
+	core/host/provider_check.c \
+	core/host/registry.c \
+	core/host/sandbox_ref.c
+noinst_HEADERS += \
+	core/host/config_file.h \
+	core/host/instance.h \
+	core/host/loader.h \
+	core/host/provider_check.h \
+	core/host/registry.h \
+	core/host/sandbox_ref.h

@@ -1,0 +1,223 @@
+/* MCP lifecycle and dispatch: initialize and version negotiation, ping,
+ * notifications, and routing to the tools methods. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/jsonrpc.h"
+#include "base/log.h"
+#include "protocol/mcp_session.h"
+#include "protocol/mcp_tasks.h"
+
+const char *const tb_mcp_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
+                                       "2024-11-05", NULL};
+
+struct tb_mcp *tb_mcp_new(const struct tb_mcp_opts *opts)
+{
+	struct tb_mcp *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->opts = *opts;
+	pthread_mutex_init(&s->out_lock, NULL);
+	pthread_mutex_init(&s->calls_lock, NULL);
+	return s;
+}
+
+void tb_mcp_free(struct tb_mcp *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_destroy(&s->out_lock);
+	pthread_mutex_destroy(&s->calls_lock);
+	free(s);
+}
+
+void tb_mcp_send(struct tb_mcp *s, json_t *msg)
+{
+	char *text = msg ? tb_rpc_dump(msg) : NULL;
+
+	json_decref(msg);
+	tb_mcp_send_line(s, text);
+}
+
+void tb_mcp_send_line(struct tb_mcp *s, char *text)
+{
+	if (!text) {
+		tb_log(TB_LOG_ERROR, "out of memory building a message");
+		return;
+	}
+	pthread_mutex_lock(&s->out_lock);
+	s->opts.write(s->opts.ctx, text, strlen(text));
+	pthread_mutex_unlock(&s->out_lock);
+	free(text);
+}
+
+bool tb_mcp_at_least(const struct tb_mcp *s, const char *v)
+{
+	return strcmp(s->version, v) >= 0;
+}
+
+struct tb_call *tb_mcp_find_call(struct tb_mcp *s, const char *id_key)
+{
+	for (struct tb_call *c = s->calls; c; c = c->next)
+		if (strcmp(c->id_key, id_key) == 0)
+			return c;
+	return NULL;
+}
+
+void tb_mcp_shutdown(struct tb_mcp *s)
+{
+	__atomic_store_n(&s->shutting_down, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&s->calls_lock);
+	for (struct tb_call *c = s->calls; c; c = c->next) {
+		pthread_mutex_lock(&c->lock);
+		pthread_cond_broadcast(&c->wake);
+		pthread_mutex_unlock(&c->lock);
+	}
+	pthread_mutex_unlock(&s->calls_lock);
+}
+
+/* The answer to initialize: the client's version when served, else the
+ * newest. */
+static json_t *initialize(struct tb_mcp *s, json_t *id, json_t *params)
+{
+	json_t *want = json_object_get(params, "protocolVersion");
+	const char *chosen = tb_mcp_versions[0];
+
+	if (s->initialized)
+		return tb_rpc_error(id, TB_RPC_INVALID_REQUEST,
+		                    "Invalid Request: the session is already "
+		                    "initialized");
+	if (!json_is_string(want))
+		return tb_rpc_error(id, TB_RPC_INVALID_PARAMS,
+		                    "Invalid params: field 'protocolVersion' "
+		                    "must be a string");
+	for (int i = 0; tb_mcp_versions[i]; i++)
+		if (strcmp(json_string_value(want), tb_mcp_versions[i]) == 0)
+			chosen = tb_mcp_versions[i];
+	snprintf(s->version, sizeof s->version, "%s", chosen);
+	s->initialized = true;
+	tb_log(TB_LOG_INFO, "client asked for protocol %.32s; serving %s",
+	       json_string_value(want), chosen);
+
+	json_t *info = json_pack("{s:s,s:s}", "name", PACKAGE_NAME, "version",
+	                         PACKAGE_VERSION);
+	if (tb_mcp_at_least(s, "2025-06-18"))
+		json_object_set_new(info, "title", json_string("taskbox"));
+	json_t *result = json_pack("{s:s,s:{s:{s:b}},s:o}", "protocolVersion",
+	                           chosen, "capabilities", "tools",
+	                           "listChanged", 0, "serverInfo", info);
+	if (result && tb_mcp_tasks_enabled(s))
+		json_object_set_new(json_object_get(result, "capabilities"),
+		                    "tasks", tb_mcp_tasks_capability());
+	return tb_rpc_result(id, result);
+}
+
+/* notifications/cancelled: the call stops and is never answered. */
+static void cancelled(struct tb_mcp *s, json_t *params)
+{
+	json_t *rid = json_object_get(params, "requestId");
+	char *key = tb_rpc_id_key(rid);
+
+	if (!key)
+		return;
+	pthread_mutex_lock(&s->calls_lock);
+	struct tb_call *c = tb_mcp_find_call(s, key);
+	if (c)
+		tb_call_cancel(c);
+	pthread_mutex_unlock(&s->calls_lock);
+	tb_log(TB_LOG_DEBUG, "cancel %s: %s", key,
+	       c ? "stopping the call" : "no such call in flight");
+	free(key);
+}
+
+static void notification(struct tb_mcp *s, const char *method, json_t *params)
+{
+	if (strcmp(method, "notifications/initialized") == 0)
+		s->client_ready = true;
+	else if (strcmp(method, "notifications/cancelled") == 0)
+		cancelled(s, params);
+	else
+		tb_log(TB_LOG_DEBUG, "ignoring notification %.64s", method);
+}
+
+/* Answers one request, or hands tools/call to the pool. */
+static void request(struct tb_mcp *s, struct tb_rpc_msg *m)
+{
+	char *key = tb_rpc_id_key(m->id);
+	json_t *reply = NULL;
+
+	if (!key) {
+		reply = tb_rpc_error(m->id, TB_RPC_INTERNAL_ERROR,
+		                     "Internal error: out of memory");
+		goto out;
+	}
+	pthread_mutex_lock(&s->calls_lock);
+	bool duplicate = tb_mcp_find_call(s, key) != NULL;
+	pthread_mutex_unlock(&s->calls_lock);
+	if (duplicate) {
+		reply =
+		    tb_rpc_error(m->id, TB_RPC_INVALID_REQUEST,
+		                 "Invalid Request: id %.64s is already used "
+		                 "by a request in flight",
+		                 key + 2);
+	} else if (strcmp(m->method, "ping") == 0) {
+		reply = tb_rpc_result(m->id, json_object());
+	} else if (strcmp(m->method, "initialize") == 0) {
+		reply = initialize(s, m->id, m->params);
+	} else if (!s->initialized) {
+		reply = tb_rpc_error(m->id, TB_RPC_INVALID_REQUEST,
+		                     "Invalid Request: the server is not "
+		                     "initialized; send initialize first");
+	} else if (strcmp(m->method, "tools/list") == 0) {
+		tb_mcp_tools_list(s, m->id, m->params);
+	} else if (strcmp(m->method, "tools/call") == 0) {
+		tb_mcp_tools_call(s, m->id, key, m->params);
+	} else if (tb_mcp_tasks_request(s, m->id, key, m->method, m->params)) {
+		/* answered or handed off */
+	} else {
+		reply = tb_rpc_error(m->id, TB_RPC_METHOD_NOT_FOUND,
+		                     "Method not found: %.64s", m->method);
+	}
+out:
+	free(key);
+	if (reply)
+		tb_mcp_send(s, reply);
+}
+
+void tb_mcp_handle_line(struct tb_mcp *s, const char *line, size_t len)
+{
+	struct tb_rpc_msg m;
+
+	if (tb_rpc_blank(line, len))
+		return;
+	tb_rpc_parse(line, len, &m);
+	switch (m.kind) {
+	case TB_RPC_REQUEST:
+		request(s, &m);
+		break;
+	case TB_RPC_NOTIFICATION:
+		if (m.method)
+			notification(s, m.method, m.params);
+		break;
+	case TB_RPC_RESPONSE:
+		tb_log(TB_LOG_DEBUG, "ignoring a response: no request sent");
+		break;
+	case TB_RPC_INVALID:
+		tb_log(TB_LOG_INFO, "rejected a message: %s", m.error_message);
+		tb_mcp_send(
+		    s, tb_rpc_error(m.id, m.error_code, "%s", m.error_message));
+		break;
+	}
+	tb_rpc_msg_clear(&m);
+}
+
+void tb_mcp_line_too_long(struct tb_mcp *s, size_t max)
+{
+	tb_log(TB_LOG_WARN, "dropped a line longer than %zu bytes", max);
+	tb_mcp_send(s, tb_rpc_error(NULL, TB_RPC_INVALID_REQUEST,
+	                            "Invalid Request: message longer than "
+	                            "%zu bytes",
+	                            max));
+}

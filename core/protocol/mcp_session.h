@@ -1,0 +1,97 @@
+/* The session and call state shared by mcp.c, mcp_tools.c and
+ * tool_call.c. Private to the MCP core. */
+#ifndef TB_MCP_SESSION_H
+#define TB_MCP_SESSION_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "protocol/mcp.h"
+#include "tools/tool.h"
+#include "tools/tools_registry.h"
+
+struct tb_mcp {
+	struct tb_mcp_opts opts;
+	pthread_mutex_t out_lock;   /* one writer at a time */
+	pthread_mutex_t calls_lock; /* guards calls and every call->cancelled */
+	struct tb_call *calls;      /* in flight, newest first */
+	bool initialized;           /* initialize answered (reader only) */
+	bool client_ready;          /* notifications/initialized seen */
+	char version[16];           /* negotiated; set before any call */
+	int shutting_down;          /* atomic */
+};
+
+/* A request other than a tool's handler run on a worker (the tasks/...
+ * methods, a task-augmented tools/call): returns the whole response
+ * message for c->id, or NULL when out of memory. */
+typedef json_t *(*tb_call_job)(struct tb_call *c);
+
+struct tb_call {
+	struct tb_tool_call base; /* first: what the handler is given */
+	struct tb_mcp *mcp;
+	const struct tb_tool_entry *tool; /* NULL for a job without a tool */
+	tb_call_job job;                  /* NULL: run tool's handler */
+	json_t *id;
+	char *id_key;
+	json_t *args;           /* the tool's arguments, or a job's params */
+	json_t *progress_token; /* or NULL */
+	pthread_mutex_t lock;   /* with wake: tb_call_sleep */
+	pthread_cond_t wake;
+	int cancelled;        /* atomic: by the client */
+	bool have_progress;   /* last_progress is set */
+	double last_progress; /* progress must increase */
+	struct tb_call *next;
+};
+
+/* Serialises msg and writes it; steals msg. Thread-safe. */
+void tb_mcp_send(struct tb_mcp *s, json_t *msg);
+
+/* Writes a message already serialised (tb_rpc_dump's form); frees it.
+ * NULL is logged as out of memory. Thread-safe. */
+void tb_mcp_send_line(struct tb_mcp *s, char *text);
+
+/* True when the negotiated version is v or newer. */
+bool tb_mcp_at_least(const struct tb_mcp *s, const char *v);
+
+/* The id's in-flight call, or NULL; calls_lock held. */
+struct tb_call *tb_mcp_find_call(struct tb_mcp *s, const char *id_key);
+
+/* Checks params' _meta and its progressToken (stored in *token, or
+ * NULL); returns an error response for id, or NULL when they are fine. */
+json_t *tb_mcp_meta_error(json_t *id, json_t *params, json_t **token);
+
+/* tools/list and tools/call; they answer (or hand off) themselves. */
+void tb_mcp_tools_list(struct tb_mcp *s, json_t *id, json_t *params);
+void tb_mcp_tools_call(struct tb_mcp *s, json_t *id, const char *id_key,
+                       json_t *params);
+
+/* A call's life (tool_call.c): made by tools/call, run on a worker (or
+ * inline), then answered unless the client cancelled it, and freed. */
+struct tb_call *tb_call_new(struct tb_mcp *s, const struct tb_tool_entry *tool,
+                            json_t *id, const char *id_key, json_t *args,
+                            json_t *progress_token);
+void tb_call_run(void *call);
+
+/* Puts c on the in-flight list and hands it to the pool (or runs it
+ * inline without one); answers a busy error itself when the pool is
+ * full. Takes ownership of c. */
+void tb_call_submit(struct tb_call *c);
+
+/* The CallToolResult for a handler's output: structuredContent (on
+ * success, where the version has it) and the same JSON as a text block.
+ * Steals out. */
+json_t *tb_call_tool_result(const struct tb_call *c, json_t *out, bool error);
+
+/* Takes c off the in-flight list; returns true when the client cancelled
+ * it (so no answer is due). */
+bool tb_call_unlink(struct tb_call *c);
+void tb_call_free(struct tb_call *c);
+
+/* True once c was cancelled by the client or by the server's end. */
+bool tb_call_is_cancelled(const struct tb_call *c);
+
+/* Marks c cancelled and wakes its sleeps. */
+void tb_call_cancel(struct tb_call *c);
+
+#endif /* TB_MCP_SESSION_H */

@@ -1,0 +1,184 @@
+/* Provider calls for the tasks layer: connect, exec, read, renew, destroy. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tasks/box.h"
+#include "base/log.h"
+
+static const char *const status_texts[] = {
+    [TASKBOX_OK] = "ok",
+    [TASKBOX_E_INVALID] = "refused as invalid",
+    [TASKBOX_E_NOMEM] = "out of memory",
+    [TASKBOX_E_NOT_FOUND] = "does not exist",
+    [TASKBOX_E_GONE] = "is gone (destroyed or expired)",
+    [TASKBOX_E_UNAVAILABLE] = "provider unavailable",
+    [TASKBOX_E_PERMISSION] = "permission denied",
+    [TASKBOX_E_AUTH] = "credentials missing or rejected",
+    [TASKBOX_E_RATE_LIMITED] = "rate limited by the provider",
+    [TASKBOX_E_TIMEOUT] = "provider did not answer in time",
+    [TASKBOX_E_PROTOCOL] = "provider answered something malformed",
+    [TASKBOX_E_UNSUPPORTED] = "not supported by this provider",
+    [TASKBOX_E_IO] = "I/O error",
+    [TASKBOX_E_INTERNAL] = "internal error in the provider",
+    [TASKBOX_E_CANCELLED] = "cancelled",
+};
+
+const char *tb_status_text(int status)
+{
+	if (status < 0 ||
+	    (size_t)status >= sizeof(status_texts) / sizeof(status_texts[0]))
+		return "unknown provider error";
+	return status_texts[status];
+}
+
+/* "sandbox X does not exist (plugin text)". */
+static void sandbox_err(char *err, size_t errlen, const struct tb_box *box,
+                        const char *what, int status, const char *plugin_msg)
+{
+	snprintf(err, errlen, "sandbox %s: %s%s%s (%s)", box->id, what,
+	         what[0] ? ": " : "", tb_status_text(status),
+	         plugin_msg[0] ? plugin_msg : "no detail from the provider");
+}
+
+int tb_box_resolve(const char *sandbox_id, const char *field,
+                   struct tb_box *box, char *err, size_t errlen)
+{
+	memset(box, 0, sizeof(*box));
+	if (tb_sandbox_ref_parse(sandbox_id, field, &box->ref, err, errlen) < 0)
+		return -1;
+	box->inst = tb_registry_find(box->ref.instance);
+	if (box->inst == NULL) {
+		snprintf(err, errlen,
+		         "%s: no provider instance named \"%s\" is configured",
+		         field, box->ref.instance);
+		return -1;
+	}
+	snprintf(box->id, sizeof(box->id), "%s", sandbox_id);
+	return 0;
+}
+
+int tb_box_open(const char *sandbox_id, const char *field, struct tb_box *box,
+                char *err, size_t errlen)
+{
+	if (tb_box_resolve(sandbox_id, field, box, err, errlen) < 0)
+		return TASKBOX_E_INVALID;
+	return tb_box_connect(box, err, errlen);
+}
+
+int tb_box_connect(struct tb_box *box, char *err, size_t errlen)
+{
+	char perr[TASKBOX_ERRBUF_SIZE] = "";
+	int rc;
+
+	rc = box->inst->plugin->ops.connect(box->inst->handle, box->ref.native,
+	                                    &box->conn, perr, sizeof(perr));
+	if (rc != TASKBOX_OK) {
+		box->conn = NULL;
+		sandbox_err(err, errlen, box, "", rc, perr);
+	}
+	return rc;
+}
+
+void tb_box_close(struct tb_box *box)
+{
+	if (box->conn)
+		box->inst->plugin->ops.close(box->conn);
+	box->conn = NULL;
+}
+
+int tb_box_exec(struct tb_box *box, const char *const *argv, const char *cwd,
+                uint32_t timeout_ms, size_t output_limit,
+                int (*cancelled)(void *), void *arg,
+                struct taskbox_exec_result *res, char *err, size_t errlen)
+{
+	struct taskbox_exec_req req;
+	char perr[TASKBOX_ERRBUF_SIZE] = "";
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	req.struct_size = sizeof(req);
+	req.argv = argv;
+	req.cwd = cwd;
+	req.timeout_ms = timeout_ms;
+	req.output_limit = output_limit;
+	req.cancelled = cancelled;
+	req.cancelled_arg = arg;
+	memset(res, 0, sizeof(*res));
+	res->struct_size = sizeof(*res);
+	res->exit_code = -1;
+	rc = box->inst->plugin->ops.exec(box->conn, &req, res, perr,
+	                                 sizeof(perr));
+	if (rc != TASKBOX_OK)
+		sandbox_err(err, errlen, box, "exec", rc, perr);
+	return rc;
+}
+
+void tb_buf_free(struct taskbox_buf *buf)
+{
+	if (buf->data)
+		tb_host()->free(buf->data);
+	buf->data = NULL;
+	buf->len = 0;
+}
+
+void tb_exec_result_free(struct taskbox_exec_result *res)
+{
+	tb_buf_free(&res->out);
+	tb_buf_free(&res->err);
+}
+
+int tb_box_read(struct tb_box *box, const char *path, uint64_t offset,
+                size_t length, struct taskbox_buf *data, uint64_t *file_size,
+                char *err, size_t errlen)
+{
+	char perr[TASKBOX_ERRBUF_SIZE] = "";
+	int rc;
+
+	memset(data, 0, sizeof(*data));
+	*file_size = UINT64_MAX;
+	rc = box->inst->plugin->ops.read_file(box->conn, path, offset, length,
+	                                      data, file_size, perr,
+	                                      sizeof(perr));
+	if (rc != TASKBOX_OK) {
+		tb_buf_free(data);
+		snprintf(err, errlen, "sandbox %s: reading %s: %s (%s)",
+		         box->id, path, tb_status_text(rc),
+		         perr[0] ? perr : "no detail from the provider");
+	} else if (data->len > length) {
+		tb_buf_free(data);
+		snprintf(err, errlen,
+		         "sandbox %s: reading %s: the provider returned more "
+		         "bytes than asked",
+		         box->id, path);
+		rc = TASKBOX_E_PROTOCOL;
+	}
+	return rc;
+}
+
+void tb_box_renew(struct tb_box *box, uint32_t lifetime_s)
+{
+	char perr[TASKBOX_ERRBUF_SIZE] = "";
+	int rc;
+
+	if (box->inst->plugin->ops.renew == NULL || lifetime_s == 0)
+		return;
+	rc = box->inst->plugin->ops.renew(box->conn, lifetime_s, perr,
+	                                  sizeof(perr));
+	if (rc != TASKBOX_OK)
+		tb_log(TB_LOG_WARN, "sandbox %s: renewal failed: %s (%s)",
+		       box->id, tb_status_text(rc), perr);
+}
+
+int tb_box_destroy(struct tb_box *box, char *err, size_t errlen)
+{
+	char perr[TASKBOX_ERRBUF_SIZE] = "";
+	int rc;
+
+	rc = box->inst->plugin->ops.destroy(box->inst->handle, box->ref.native,
+	                                    perr, sizeof(perr));
+	if (rc != TASKBOX_OK)
+		sandbox_err(err, errlen, box, "destroy", rc, perr);
+	return rc;
+}

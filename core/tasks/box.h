@@ -1,0 +1,70 @@
+/* A connection to one sandbox for the length of one tool call, and the
+ * provider calls made through it, with provider errors turned into messages
+ * a client can act on. Connections are never cached: each call opens its
+ * own and closes it. */
+#ifndef TB_BOX_H
+#define TB_BOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "host/registry.h"
+#include "host/sandbox_ref.h"
+#include "taskbox/provider.h"
+
+/* Room for a message that carries a plugin's text. */
+#define TB_ERR_MAX 1024
+
+struct tb_box {
+	const struct tb_instance *inst;
+	struct tb_sandbox_ref ref;
+	char id[TB_SANDBOX_REF_MAX]; /* the full id, as the client sees it */
+	void *conn;                  /* NULL until opened */
+};
+
+/* What a status code means, in words ("does not exist", ...). */
+const char *tb_status_text(int status);
+
+/* Resolves a full sandbox id to its configured instance without touching
+ * the provider. field names the argument in messages. Returns 0, or -1 with
+ * a message in err. */
+int tb_box_resolve(const char *sandbox_id, const char *field,
+                   struct tb_box *box, char *err, size_t errlen);
+
+/* Resolves and connects. On failure returns the provider's status (or
+ * TASKBOX_E_INVALID for a bad id) with a message naming the sandbox. */
+int tb_box_open(const char *sandbox_id, const char *field, struct tb_box *box,
+                char *err, size_t errlen);
+
+/* Connects a resolved box; returns like tb_box_open. */
+int tb_box_connect(struct tb_box *box, char *err, size_t errlen);
+
+/* Closes the connection, if open. */
+void tb_box_close(struct tb_box *box);
+
+/* Runs argv (no shell). cancelled/arg may be NULL. *res is zeroed and
+ * filled; the caller frees it with tb_exec_result_free, also on failure.
+ * Returns the provider's status; on failure err says what happened. */
+int tb_box_exec(struct tb_box *box, const char *const *argv, const char *cwd,
+                uint32_t timeout_ms, size_t output_limit,
+                int (*cancelled)(void *), void *arg,
+                struct taskbox_exec_result *res, char *err, size_t errlen);
+
+void tb_exec_result_free(struct taskbox_exec_result *res);
+
+/* Reads a page of a file. *data is zeroed first; free it with
+ * tb_buf_free. Returns the provider's status. */
+int tb_box_read(struct tb_box *box, const char *path, uint64_t offset,
+                size_t length, struct taskbox_buf *data, uint64_t *file_size,
+                char *err, size_t errlen);
+
+void tb_buf_free(struct taskbox_buf *buf);
+
+/* Sets the sandbox to live lifetime_s from now when the provider can; 0
+ * when done or not offered (renewal is best effort and only logged). */
+void tb_box_renew(struct tb_box *box, uint32_t lifetime_s);
+
+/* Destroys the sandbox by id (no connection needed). Returns the status. */
+int tb_box_destroy(struct tb_box *box, char *err, size_t errlen);
+
+#endif /* TB_BOX_H */

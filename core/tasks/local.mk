@@ -1,0 +1,27 @@
+# core/tasks: task semantics: handles, views, paging, waiting, listing,
+# masking, sessions, the supervisor client and its records.
+# (included from core/local.mk)
+libtaskbox_core_la_SOURCES += \
+	core/tasks/box.c \
+	core/tasks/host_mask.c \
+	core/tasks/pid_watch.c \
+	core/tasks/record_cache.c \
+	core/tasks/session.c \
+	core/tasks/sup_client.c \
+	core/tasks/sup_record.c \
+	core/tasks/task_id.c \
+	core/tasks/task_list.c \
+	core/tasks/task_view.c \
+	core/tasks/task_wait.c
+noinst_HEADERS += \
+	core/tasks/box.h \
+	core/tasks/host_mask.h \
+	core/tasks/pid_watch.h \
+	core/tasks/record_cache.h \
+	core/tasks/session.h \
+	core/tasks/sup_client.h \
+	core/tasks/sup_record.h \
+	core/tasks/task_id.h \
+	core/tasks/task_list.h \
+	core/tasks/task_view.h \
+	core/tasks/task_wait.h

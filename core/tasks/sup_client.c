@@ -1,0 +1,344 @@
+/* Supervisor verbs over exec, status over read_file, liveness over /proc. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "tasks/pid_watch.h"
+#include "tasks/record_cache.h"
+#include "tasks/sup_client.h"
+#include "tasks/sup_native.h"
+
+/* Time allowed for the start and remove verbs: a python3 start-up plus a
+ * little work, on a slow remote provider. */
+#define VERB_TIMEOUT_MS 30000
+/* cancel waits up to 3 s for the task to end, on top of that. */
+#define CANCEL_WAIT "3"
+#define CANCEL_TIMEOUT_MS 33000
+/* The verbs print one record; records are small, but a command up to
+ * 96 KiB encoded may be in it. */
+#define VERB_OUTPUT_LIMIT (1024 * 1024)
+#define STAT_MAX 4096
+/* The most arguments of a verb, the verb included. */
+#define VERB_ARGS_MAX 16
+
+void tb_sup_reply_clear(struct tb_sup_reply *r)
+{
+	tb_task_record_clear(&r->rec);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The native supervisor never ran: no output, a failed exec, and an exit
+ * status or a message of the exec itself (126/127, or its path on stderr,
+ * as bwrap reports a missing program). The supervisor itself never writes
+ * to stderr, and a crash of it is not taken for this. */
+static int native_not_run(const struct taskbox_exec_result *res)
+{
+	const char *path = tb_sup_native_path();
+
+	if (res->timed_out || res->out.len != 0 || res->exit_code == 0)
+		return 0;
+	if (res->exit_code == 126 || res->exit_code == 127)
+		return 1;
+	return path && res->err.data &&
+	       memmem(res->err.data, res->err.len, path, strlen(path)) != NULL;
+}
+
+/* Runs the verb ARGS (the verb, then its options) with the box's
+ * supervisor (sup_native.h). A native one that could not run in the
+ * sandbox started nothing: the verb runs again with python3, as every
+ * later verb on that instance does. */
+static int exec_verb(struct tb_box *box, const char *const *args,
+                     uint32_t timeout_ms, struct taskbox_exec_result *res,
+                     char *err, size_t errlen)
+{
+	const char *argv[TB_SUP_PREFIX_MAX + VERB_ARGS_MAX + 1];
+	size_t n;
+	int rc, native = 1;
+
+again:
+	n = tb_sup_prefix(box, argv, &native);
+	for (size_t i = 0; args[i] && i < VERB_ARGS_MAX; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	rc = tb_box_exec(box, argv, NULL, timeout_ms, VERB_OUTPUT_LIMIT, NULL,
+	                 NULL, res, err, errlen);
+	if (native && rc == TASKBOX_OK && native_not_run(res)) {
+		tb_sup_native_unusable(box, res->exit_code);
+		tb_exec_result_free(res);
+		native = 0;
+		goto again;
+	}
+	return rc;
+}
+
+/* Runs the verb ARGS and sorts its output into reply. */
+static void run_verb(struct tb_box *box, const char *const *args,
+                     const char *task_id, uint32_t timeout_ms,
+                     struct tb_sup_reply *reply)
+{
+	struct taskbox_exec_result res;
+	char perr[TB_ERR_MAX];
+	const char *out;
+	size_t len;
+	int rc;
+
+	memset(reply, 0, sizeof(*reply));
+	reply->outcome = TB_SUP_UNSURE;
+	rc = exec_verb(box, args, timeout_ms, &res, reply->message,
+	               sizeof(reply->message));
+	if (rc != TASKBOX_OK)
+		goto out;
+	out = (const char *)res.out.data;
+	len = res.out.len;
+	if (res.timed_out) {
+		snprintf(reply->message, sizeof(reply->message),
+		         "the supervisor's %s did not answer within %u s",
+		         args[0], timeout_ms / 1000);
+		goto out;
+	}
+	if (out && tb_task_record_parse(out, len, task_id, &reply->rec, perr,
+	                                sizeof(perr)) == 0) {
+		reply->outcome = TB_SUP_RECORD;
+		goto out;
+	}
+	if (out &&
+	    tb_sup_error_parse(out, len, reply->message, sizeof(reply->message),
+	                       reply->code, sizeof(reply->code)) == 0) {
+		/* An internal error may strike after the task started. */
+		if (strcmp(reply->code, "internal") != 0)
+			reply->outcome = TB_SUP_REFUSED;
+		goto out;
+	}
+	snprintf(reply->message, sizeof(reply->message),
+	         "the supervisor's %s exited with %d and printed no usable "
+	         "record (%.400s)%s%.*s",
+	         args[0], res.exit_code, out ? perr : "no output",
+	         res.err.len ? ": " : "",
+	         (int)(res.err.len > 300 ? 300 : res.err.len),
+	         res.err.data ? (const char *)res.err.data : "");
+out:
+	tb_exec_result_free(&res);
+}
+
+void tb_sup_start(struct tb_box *box, const char *task_id, const char *command,
+                  const char *cwd, unsigned timeout_s,
+                  struct tb_sup_reply *reply)
+{
+	char timeout[16];
+	const char *argv[16];
+	int n = 0;
+
+	snprintf(timeout, sizeof(timeout), "%u", timeout_s);
+	argv[n++] = "start";
+	argv[n++] = "--root";
+	argv[n++] = TB_TASK_ROOT;
+	argv[n++] = "--id";
+	argv[n++] = task_id;
+	argv[n++] = "--timeout";
+	argv[n++] = timeout;
+	if (cwd) {
+		argv[n++] = "--cwd";
+		argv[n++] = cwd;
+	}
+	argv[n++] = "--command";
+	argv[n++] = command;
+	argv[n] = NULL;
+	run_verb(box, argv, task_id, VERB_TIMEOUT_MS, reply);
+}
+
+int tb_sup_list(struct tb_box *box, json_t **tasks, char *err, size_t errlen)
+{
+	const char *argv[] = {"list", "--root", TB_TASK_ROOT, NULL};
+	struct taskbox_exec_result res;
+	char msg[TB_ERR_MAX], code[16];
+	json_t *doc = NULL;
+	int rc;
+
+	*tasks = NULL;
+	rc = exec_verb(box, argv, VERB_TIMEOUT_MS, &res, err, errlen);
+	if (rc != TASKBOX_OK)
+		goto out;
+	if (res.timed_out) {
+		snprintf(err, errlen,
+		         "the supervisor's list did not answer within %u s",
+		         VERB_TIMEOUT_MS / 1000);
+		goto out;
+	}
+	if (res.out.data &&
+	    tb_sup_error_parse((const char *)res.out.data, res.out.len, msg,
+	                       sizeof(msg), code, sizeof(code)) == 0) {
+		snprintf(err, errlen, "the supervisor's list refused: %s", msg);
+		goto out;
+	}
+	if (res.out.data)
+		doc = json_loadb((const char *)res.out.data, res.out.len, 0,
+		                 NULL);
+	if (!json_is_array(json_object_get(doc, "tasks"))) {
+		snprintf(err, errlen,
+		         "the supervisor's list exited with %d and printed no "
+		         "task list",
+		         res.exit_code);
+		goto out;
+	}
+	*tasks = json_incref(json_object_get(doc, "tasks"));
+out:
+	json_decref(doc);
+	tb_exec_result_free(&res);
+	return *tasks ? 0 : -1;
+}
+
+void tb_sup_cancel(struct tb_box *box, const char *task_id,
+                   struct tb_sup_reply *reply)
+{
+	const char *argv[] = {"cancel", "--root", TB_TASK_ROOT, "--id",
+	                      task_id,  "--wait", CANCEL_WAIT,  NULL};
+
+	run_verb(box, argv, task_id, CANCEL_TIMEOUT_MS, reply);
+}
+
+void tb_sup_remove(struct tb_box *box, const char *task_id,
+                   struct tb_sup_reply *reply)
+{
+	const char *argv[] = {"remove", "--root", TB_TASK_ROOT,
+	                      "--id",   task_id,  NULL};
+
+	run_verb(box, argv, task_id, VERB_TIMEOUT_MS, reply);
+}
+
+int tb_sup_read_status(struct tb_box *box, const char *task_id,
+                       struct tb_task_record *rec, char *err, size_t errlen)
+{
+	char path[128], perr[TB_ERR_MAX];
+	struct taskbox_buf data;
+	uint64_t size;
+	int rc;
+
+	memset(rec, 0, sizeof(*rec));
+	snprintf(path, sizeof(path), TB_TASK_ROOT "/%s/status.json", task_id);
+	/* A record holds the command (at most 96 KiB encoded) and small
+	 * fields; 1 MiB is far more than any record. */
+	rc = tb_box_read(box, path, 0, 1024 * 1024, &data, &size, err, errlen);
+	if (rc != TASKBOX_OK)
+		return rc;
+	if (data.len == 0 ||
+	    tb_record_cache_parse((const char *)data.data, data.len, task_id,
+	                          rec, perr, sizeof(perr)) < 0) {
+		snprintf(err, errlen, "sandbox %s: task %s: %s", box->id,
+		         task_id, data.len ? perr : "status record is empty");
+		rc = TASKBOX_E_PROTOCOL;
+	}
+	tb_buf_free(&data);
+	return rc;
+}
+
+int tb_sup_task_dir_exists(struct tb_box *box, const char *task_id, char *err,
+                           size_t errlen)
+{
+	char dir[128];
+	const char *argv[] = {"test", "-d", dir, NULL};
+	struct taskbox_exec_result res;
+	int rc;
+
+	snprintf(dir, sizeof(dir), TB_TASK_ROOT "/%s", task_id);
+	rc = tb_box_exec(box, argv, NULL, 10000, 4096, NULL, NULL, &res, err,
+	                 errlen);
+	if (rc == TASKBOX_OK && !res.timed_out &&
+	    (res.exit_code == 0 || res.exit_code == 1)) {
+		rc = res.exit_code == 0;
+	} else {
+		if (rc == TASKBOX_OK)
+			snprintf(err, errlen,
+			         "sandbox %s: could not check for task %s",
+			         box->id, task_id);
+		rc = -1;
+	}
+	tb_exec_result_free(&res);
+	return rc;
+}
+
+/* Reads /proc/PID/stat through exec; returns like tb_sup_alive. */
+static int stat_by_exec(struct tb_box *box, const char *path,
+                        const struct tb_task_record *rec, char *err,
+                        size_t errlen)
+{
+	const char *argv[] = {"cat", path, NULL};
+	struct taskbox_exec_result res;
+	int rc;
+
+	rc = tb_box_exec(box, argv, NULL, 10000, STAT_MAX, NULL, NULL, &res,
+	                 err, errlen);
+	if (rc != TASKBOX_OK || res.timed_out) {
+		if (rc == TASKBOX_OK)
+			snprintf(err, errlen,
+			         "sandbox %s: reading %s timed out", box->id,
+			         path);
+		rc = -1;
+	} else if (res.exit_code != 0 || res.out.len == 0) {
+		rc = 0; /* no such process */
+	} else {
+		rc = tb_proc_stat_is_live((const char *)res.out.data,
+		                          res.out.len, rec->supervisor_start);
+		if (rc < 0)
+			snprintf(err, errlen, "sandbox %s: %s is malformed",
+			         box->id, path);
+	}
+	tb_exec_result_free(&res);
+	return rc;
+}
+
+/* Reads /proc/PID/stat of the record's supervisor: with read_file, else
+ * with exec. Returns like tb_sup_alive. */
+static int stat_says_alive(struct tb_box *box, const struct tb_task_record *rec,
+                           char *err, size_t errlen)
+{
+	char path[64], rerr[TB_ERR_MAX];
+	struct taskbox_buf data;
+	uint64_t size;
+	int rc, live;
+
+	snprintf(path, sizeof(path), "/proc/%" PRId64 "/stat",
+	         rec->supervisor_pid);
+	rc = tb_box_read(box, path, 0, STAT_MAX, &data, &size, rerr,
+	                 sizeof(rerr));
+	if (rc == TASKBOX_OK && data.len > 0) {
+		live = tb_proc_stat_is_live((const char *)data.data, data.len,
+		                            rec->supervisor_start);
+		if (live >= 0) {
+			tb_buf_free(&data);
+			return live;
+		}
+	}
+	tb_buf_free(&data);
+	/* Missing, empty or unreadable through the file API: some providers
+	 * cannot serve procfs there, so ask the sandbox itself once. */
+	tb_log(TB_LOG_DEBUG, "sandbox %s: %s through read_file: %s", box->id,
+	       path, rc == TASKBOX_OK ? "empty or malformed" : rerr);
+	return stat_by_exec(box, path, rec, err, errlen);
+}
+
+int tb_sup_alive(struct tb_box *box, const struct tb_task_record *rec,
+                 char *err, size_t errlen)
+{
+	int64_t pid = rec->supervisor_pid;
+	uint64_t start = rec->supervisor_start;
+	int live, fd = -1;
+
+	if (box->inst->plugin->features & TASKBOX_FEATURE_HOST_PIDS) {
+		if ((live = tb_pid_watch_check(pid, start)) >= 0)
+			return live;
+		fd = tb_pid_watch_open(pid);
+		if (fd < 0 && errno == ESRCH)
+			return 0; /* no such process here, nor in the sandbox */
+	}
+	live = stat_says_alive(box, rec, err, errlen);
+	if (fd >= 0 && live == 1)
+		tb_pid_watch_keep(pid, start, fd);
+	else if (fd >= 0)
+		close(fd);
+	return live;
+}

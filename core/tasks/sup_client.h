@@ -1,0 +1,72 @@
+/* The host side of the supervisor contract (docs/supervisor.md): running
+ * its verbs through a provider's exec, reading status records with
+ * read_file, and deciding whether a recorded supervisor is still alive. */
+#ifndef TB_SUP_CLIENT_H
+#define TB_SUP_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tasks/box.h"
+#include "tasks/sup_record.h"
+
+/* The task root, relative to the sandbox's home. */
+#define TB_TASK_ROOT ".taskbox/tasks"
+
+/* Outcomes of a verb. */
+enum tb_sup_outcome {
+	TB_SUP_RECORD,  /* a status record was printed and parsed */
+	TB_SUP_REFUSED, /* the supervisor refused for sure (code in code) */
+	TB_SUP_UNSURE,  /* exec failed, timed out or printed nothing usable */
+};
+
+struct tb_sup_reply {
+	enum tb_sup_outcome outcome;
+	struct tb_task_record rec; /* when TB_SUP_RECORD */
+	char code[16];             /* when TB_SUP_REFUSED: "limit", ... */
+	char message[TB_ERR_MAX];  /* what went wrong, when not a record */
+};
+
+void tb_sup_reply_clear(struct tb_sup_reply *r);
+
+/* `start`: launches the command under a new supervisor. */
+void tb_sup_start(struct tb_box *box, const char *task_id, const char *command,
+                  const char *cwd, unsigned timeout_s,
+                  struct tb_sup_reply *reply);
+
+/* `cancel --wait 3`: TERM then KILL of the task's group, then the last
+ * record seen. */
+void tb_sup_cancel(struct tb_box *box, const char *task_id,
+                   struct tb_sup_reply *reply);
+
+/* `remove`: deletes a finished task's directory. */
+void tb_sup_remove(struct tb_box *box, const char *task_id,
+                   struct tb_sup_reply *reply);
+
+/* `list`: every task directory's record as the supervisor printed it,
+ * newest first. Returns 0 with *tasks (a new JSON array), or -1 with the
+ * reason in err. */
+int tb_sup_list(struct tb_box *box, json_t **tasks, char *err, size_t errlen);
+
+/* Reads status.json of a task. Returns TASKBOX_OK with *rec filled,
+ * TASKBOX_E_NOT_FOUND when there is no record, or another status with the
+ * reason in err (a record that does not parse is TASKBOX_E_PROTOCOL). */
+int tb_sup_read_status(struct tb_box *box, const char *task_id,
+                       struct tb_task_record *rec, char *err, size_t errlen);
+
+/* True when the task's directory exists (one small exec): tells a start
+ * that was interrupted before its first record from a task that never
+ * was. Returns 1, 0, or -1 when it could not tell (err says why). */
+int tb_sup_task_dir_exists(struct tb_box *box, const char *task_id, char *err,
+                           size_t errlen);
+
+/* Whether the supervisor a running record names is still that process:
+ * its /proc/PID/stat starttime equals the recorded one. Uses read_file,
+ * falling back to one `cat` exec when the provider cannot serve /proc
+ * through it; where the provider shares this host's pids, a supervisor
+ * found alive is then watched through a pidfd (pid_watch.h). Returns 1
+ * alive, 0 gone, -1 could not tell (err says why). */
+int tb_sup_alive(struct tb_box *box, const struct tb_task_record *rec,
+                 char *err, size_t errlen);
+
+#endif /* TB_SUP_CLIENT_H */

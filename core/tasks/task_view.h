@@ -1,0 +1,38 @@
+/* What get_task and cancel_task return: the task's state after the
+ * liveness rule, its saved fields, and one page of each log, masked and
+ * decoded. Also the record part that start_task returns. */
+#ifndef TB_TASK_VIEW_H
+#define TB_TASK_VIEW_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tasks/box.h"
+#include "tasks/sup_record.h"
+
+struct tb_page_req {
+	uint64_t stdout_offset;
+	uint64_t stderr_offset;
+	size_t limit;
+};
+
+/* Reads the task's record and pages through box (open). note, when not
+ * NULL, is added to the error of a result whose state is not terminal.
+ * Returns 0 with the result in *result, or 1 with a tool error in *result
+ * (no such task, sandbox gone, ...). */
+int tb_task_view(struct tb_box *box, const char *task_id,
+                 const struct tb_page_req *pr, const char *note,
+                 json_t **result);
+
+/* The handle and record fields (state, exit_code, started_at,
+ * finished_at, command, error) for a state. rec may be NULL (nothing was
+ * recorded). error may be NULL. Returns a new object or NULL. */
+json_t *tb_task_fields(const char *sandbox_id, const char *task_id,
+                       enum tb_task_state state,
+                       const struct tb_task_record *rec, const char *error);
+
+/* Masks and decodes a page: a new JSON string. */
+json_t *tb_page_text(const unsigned char *data, size_t len);
+
+#endif /* TB_TASK_VIEW_H */

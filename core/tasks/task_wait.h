@@ -1,0 +1,54 @@
+/* Waiting for a task without the client polling: get_task and cancel_task
+ * with `wait`, and the MCP tasks utility's tasks/result. */
+#ifndef TB_TASK_WAIT_H
+#define TB_TASK_WAIT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tasks/box.h"
+#include "tasks/task_view.h"
+
+/* What ends a wait besides its time running out and the call being
+ * cancelled. */
+enum tb_wait_until {
+	TB_WAIT_CHANGE,   /* the task is no longer running, or it has output
+	                     past the page request's offsets */
+	TB_WAIT_TERMINAL, /* the task is no longer running */
+};
+
+/* What a wait needs from whoever waits (a tools/call), supplied by it. */
+struct tb_waiter {
+	void *arg;
+	/* Sleeps up to ms, or less when the waiter is cancelled; returns
+	 * true when it is (the wait then ends at once). */
+	bool (*sleep)(void *arg, uint32_t ms);
+	/* Reports progress (bytes of output seen so far). */
+	void (*progress)(void *arg, double progress, double total,
+	                 const char *message);
+};
+
+/* No time limit: the wait ends on its condition or on cancellation. */
+#define TB_WAIT_FOREVER UINT32_MAX
+
+/* Views the task like tb_task_view, again and again while the condition
+ * does not hold, for up to wait_ms. Between two views it sleeps through w
+ * (a cancel wakes it at once) for ten times what the
+ * last view cost, within TB_WAIT_MIN_MS..TB_WAIT_MAX_MS, so that a waiting
+ * call keeps a provider busy at most a tenth of the time. With a
+ * progressToken, reports the bytes of output seen so far as they grow.
+ * Returns like tb_task_view: the last view, or a tool error. */
+int tb_task_wait(const struct tb_waiter *w, struct tb_box *box,
+                 const char *task_id, const struct tb_page_req *pr,
+                 const char *note, uint32_t wait_ms, enum tb_wait_until until,
+                 json_t **result);
+
+#define TB_WAIT_MIN_MS 20
+#define TB_WAIT_MAX_MS 500
+
+/* The pause after a view that cost cost_us microseconds: ten times it,
+ * clamped to TB_WAIT_MIN_MS..TB_WAIT_MAX_MS, and never past left_ms. */
+uint32_t tb_wait_interval_ms(uint64_t cost_us, uint32_t left_ms);
+
+#endif /* TB_TASK_WAIT_H */

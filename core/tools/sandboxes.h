@@ -1,0 +1,31 @@
+/* Making sandboxes for the session and choosing the sandbox of a call. */
+#ifndef TB_SANDBOXES_H
+#define TB_SANDBOXES_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "host/registry.h"
+
+struct tb_session;
+
+/* Lifetime of a sandbox when create_sandbox is given no timeout. */
+#define TB_SANDBOX_DEFAULT_LIFETIME 3600
+
+/* Creates a sandbox on inst, records it in session (it becomes the
+ * default; session may be NULL) and writes its full id into id
+ * (TB_SANDBOX_REF_MAX bytes). Returns 0, or -1 with a message in err. */
+int tb_sandbox_create(struct tb_session *session,
+                      const struct tb_instance *inst, const char *template_name,
+                      uint32_t lifetime_s, char *id, char *err, size_t errlen);
+
+/* The sandbox an ordinary tool works in: args' "sandbox_id", else the
+ * session default, else (when may_create) a new session default on the
+ * default instance. Returns 0 with the id in id, or -1 with a message. */
+int tb_sandbox_for_call(struct tb_session *session, json_t *args,
+                        bool may_create, char *id, size_t idlen, char *err,
+                        size_t errlen);
+
+#endif /* TB_SANDBOXES_H */

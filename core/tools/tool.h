@@ -1,0 +1,93 @@
+/* The tool registry: what a tool declares and how its handler is called.
+ * The registry is tools_registry.c; the call's services (cancellation,
+ * progress, sleeping) are the protocol layer's, reached through the
+ * call's ops (call.c). */
+#ifndef TB_TOOL_H
+#define TB_TOOL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct tb_session;
+
+/* One in-flight tools/call as its handler sees it. The protocol layer owns
+ * the call (its own struct begins with this one) and supplies the ops;
+ * valid for the handler's duration only. Every function below is safe to
+ * call from the handler's thread. */
+typedef struct tb_tool_call tb_call;
+
+/* What a handler may ask of the call that runs it, supplied from above. */
+struct tb_call_ops {
+	bool (*cancelled)(const tb_call *call);
+	void (*progress)(tb_call *call, double progress, double total,
+	                 const char *message);
+	bool (*sleep)(tb_call *call, uint32_t timeout_ms);
+};
+
+struct tb_tool_call {
+	const struct tb_call_ops *ops;
+	struct tb_session *session; /* the caller's session; NULL in an era
+	                               without sessions */
+};
+
+/* A tool handler. args has already been validated against input_schema
+ * (types, required, unknown fields, lengths, ranges, patterns, enums), so
+ * the handler only checks rules a schema cannot say.
+ *   Success: return 0 and set *result to a new JSON object: it becomes
+ *   structuredContent and, serialized, the text content block.
+ *   Tool error: return 1 and set *result to a new JSON object holding at
+ *   least {"error": "<message naming the field and the rule>"}; the result
+ *   is sent with isError: true.
+ * The core takes ownership of *result. */
+typedef int (*tb_tool_fn)(tb_call *call, json_t *args, json_t **result);
+
+enum tb_tool_flags {
+	TB_TOOL_TEST_ONLY = 1u << 0, /* listed only with the test switch */
+};
+
+struct tb_tool {
+	const char *name;          /* [a-z_]+, unique */
+	const char *title;         /* human title */
+	const char *description;   /* what it does, for the model */
+	const char *input_schema;  /* JSON Schema text; type object with
+	                              additionalProperties: false */
+	const char *output_schema; /* JSON Schema text, or NULL */
+	const char *annotations;   /* JSON object text, or NULL */
+	const char *execution;     /* JSON object text, e.g.
+	                              {"taskSupport":"optional"}, or NULL */
+	tb_tool_fn fn;
+	unsigned flags; /* enum tb_tool_flags */
+};
+
+/* Adds a tool. The struct and its strings are borrowed for the life of the
+ * process. Call before serving starts; not thread-safe. Returns -1 (and logs
+ * why) when a schema does not parse or the name is taken. */
+int tb_tools_register(const struct tb_tool *tool);
+
+/* True once the client has sent notifications/cancelled for this call (or
+ * the server is shutting down). Handlers doing long work poll it. */
+bool tb_call_cancelled(const tb_call *call);
+
+/* A callback form of tb_call_cancelled for
+ * taskbox_exec_req.cancelled: pass tb_call_cancelled_cb and the call. */
+int tb_call_cancelled_cb(void *call);
+
+/* Sends notifications/progress when the request carried a progressToken;
+ * otherwise does nothing. total < 0 means unknown. message may be NULL. */
+void tb_call_progress(tb_call *call, double progress, double total,
+                      const char *message);
+
+/* Blocks up to timeout_ms or until the call is cancelled, whichever comes
+ * first; returns true when cancelled. Wakes at once on cancellation. */
+bool tb_call_sleep(tb_call *call, uint32_t timeout_ms);
+
+/* The session the call belongs to, or NULL. */
+struct tb_session *tb_call_session(const tb_call *call);
+
+/* Fills *w so that a task wait (tasks/task_wait.h) sleeps on the call and
+ * reports its progress through it. */
+struct tb_waiter;
+void tb_call_waiter(tb_call *call, struct tb_waiter *w);
+
+#endif /* TB_TOOL_H */

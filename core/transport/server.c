@@ -1,0 +1,238 @@
+/* tb_serve (server.h): the stdio loop. Reading is the worker pool's lead:
+ * the thread holding it reads lines and answers cheap methods; a tools/call
+ * runs on the thread that read it, which reads on after a quick call, and
+ * another thread takes over the reading from a call that lasts (workers.h).
+ * EOF, SIGTERM and SIGINT end it in order: calls see themselves cancelled,
+ * finish, then the shutdown hooks run. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "protocol/jsonrpc.h"
+#include "base/log.h"
+#include "protocol/mcp.h"
+#include "transport/server.h"
+#include "protocol/workers.h"
+#include "tasks/session.h"
+
+#define DEFAULT_WORKERS 8
+#define MAX_WORKERS 256
+#define QUEUE_PER_WORKER 32
+#define MAX_HOOKS 32
+
+static void (*hooks[MAX_HOOKS])(void);
+static unsigned nhooks;
+
+static int signal_pipe[2] = {-1, -1};
+static volatile sig_atomic_t stop_signal;
+
+void tb_server_on_shutdown(void (*fn)(void))
+{
+	if (nhooks < MAX_HOOKS)
+		hooks[nhooks++] = fn;
+	else
+		tb_log(TB_LOG_ERROR, "too many shutdown hooks; one dropped");
+}
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	stop_signal = sig;
+	if (write(signal_pipe[1], "x", 1) < 0) {
+		/* the pipe is full: a wake-up is already pending */
+	}
+	errno = saved;
+}
+
+struct out {
+	int fd;
+	bool broken;
+};
+
+/* Writes one message and its newline; gives up quietly once the reader of
+ * out_fd has gone (nothing is left to tell). */
+static void write_line(void *ctx, const char *line, size_t len)
+{
+	struct out *o = ctx;
+	struct iovec iov[2] = {{(void *)line, len}, {(void *)"\n", 1}};
+	int cnt = 2;
+
+	while (!o->broken && cnt > 0) {
+		ssize_t n = writev(o->fd, iov, cnt);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			tb_log(TB_LOG_WARN, "stdout: %s; dropping output",
+			       strerror(errno));
+			o->broken = true;
+			return;
+		}
+		while (cnt > 0 && (size_t)n >= iov[0].iov_len) {
+			n -= (ssize_t)iov[0].iov_len;
+			iov[0] = iov[1];
+			cnt--;
+		}
+		if (cnt > 0) {
+			iov[0].iov_base = (char *)iov[0].iov_base + n;
+			iov[0].iov_len -= (size_t)n;
+		}
+	}
+}
+
+struct saved_signals {
+	struct sigaction term, intr, pipe;
+};
+
+static int install_signals(struct saved_signals *old)
+{
+	struct sigaction sa;
+
+	if (pipe(signal_pipe) < 0)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		fcntl(signal_pipe[i], F_SETFL, O_NONBLOCK);
+		fcntl(signal_pipe[i], F_SETFD, FD_CLOEXEC);
+	}
+	stop_signal = 0;
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, &old->term);
+	sigaction(SIGINT, &sa, &old->intr);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, &old->pipe);
+	return 0;
+}
+
+static void restore_signals(const struct saved_signals *old)
+{
+	sigaction(SIGTERM, &old->term, NULL);
+	sigaction(SIGINT, &old->intr, NULL);
+	sigaction(SIGPIPE, &old->pipe, NULL);
+	close(signal_pipe[0]);
+	close(signal_pipe[1]);
+	signal_pipe[0] = signal_pipe[1] = -1;
+}
+
+/* The reading, which moves from thread to thread with the pool's lead. */
+struct reader {
+	int in_fd;
+	struct tb_mcp *session;
+	struct tb_lines lines;
+};
+
+/* Hands complete lines to the session until none is left (false) or this
+ * thread has kept a call to run (true). */
+static bool drain_lines(struct reader *r)
+{
+	const char *line;
+	size_t len;
+	enum tb_line_status st;
+
+	while ((st = tb_lines_next(&r->lines, &line, &len)) != TB_LINE_NONE) {
+		if (st == TB_LINE_OK)
+			tb_mcp_handle_line(r->session, line, len);
+		else
+			tb_mcp_line_too_long(r->session, r->lines.max);
+		if (tb_workers_yielding())
+			return true;
+	}
+	return false;
+}
+
+/* The pool's lead: reads until EOF, a read error or a stop signal (true),
+ * or until a call read here is to run on this thread (false). */
+static bool read_lines(void *ctx)
+{
+	struct reader *r = ctx;
+	struct pollfd fds[2] = {{r->in_fd, POLLIN, 0},
+	                        {signal_pipe[0], POLLIN, 0}};
+
+	if (drain_lines(r))
+		return false;
+	while (!stop_signal && !r->lines.eof) {
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			tb_log(TB_LOG_ERROR, "poll: %s", strerror(errno));
+			break;
+		}
+		if (fds[1].revents)
+			break;
+		if (!fds[0].revents)
+			continue;
+		long n = tb_lines_fill(&r->lines, r->in_fd);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n < 0) {
+			tb_log(TB_LOG_ERROR, "stdin: %s", strerror(errno));
+			break;
+		}
+		if (drain_lines(r))
+			return false;
+	}
+	if (stop_signal)
+		tb_log(TB_LOG_INFO, "signal %d: shutting down",
+		       (int)stop_signal);
+	else if (r->lines.eof)
+		tb_log(TB_LOG_INFO, "end of input: shutting down");
+	return true;
+}
+
+int tb_serve(const struct tb_serve_opts *opts)
+{
+	struct saved_signals old;
+	struct out out = {opts->out_fd, false};
+	unsigned n = opts->workers ? opts->workers : DEFAULT_WORKERS;
+	struct tb_workers *pool = NULL;
+	struct tb_mcp *session = NULL;
+	struct tb_session *client = NULL;
+	struct reader reader = {opts->in_fd, NULL, {0}};
+	int rc = 1;
+
+	if (n > MAX_WORKERS)
+		n = MAX_WORKERS;
+	if (install_signals(&old) < 0) {
+		tb_log(TB_LOG_ERROR, "signal pipe: %s", strerror(errno));
+		return 1;
+	}
+	/* n threads for calls, one more for the reading */
+	pool = tb_workers_new(n + 1, n * QUEUE_PER_WORKER);
+	if (!pool)
+		goto out;
+	/* stdio is one client: one session for the life of the process. */
+	client = tb_session_new();
+	if (!client)
+		goto out;
+	struct tb_mcp_opts mo = {write_line, &out, pool, opts->test_tools,
+	                         client};
+	session = tb_mcp_new(&mo);
+	if (!session)
+		goto out;
+	reader.session = session;
+	tb_lines_init(&reader.lines, TB_LINE_MAX);
+	if (tb_workers_lead(pool, read_lines, &reader) < 0)
+		goto out;
+	tb_log(TB_LOG_INFO, "serving MCP on stdio with up to %u workers", n);
+	tb_workers_wait_lead(pool);
+	rc = 0;
+out:
+	if (session)
+		tb_mcp_shutdown(session);
+	tb_workers_drain(pool);
+	tb_mcp_free(session);
+	tb_lines_free(&reader.lines);
+	/* The client is gone: its session ends (its sandboxes are cleaned up
+	 * but those running tasks). */
+	tb_session_end(client);
+	while (nhooks > 0)
+		hooks[--nhooks]();
+	restore_signals(&old);
+	return rc;
+}

@@ -1,0 +1,47 @@
+# tests/unit: the unit tests of the tasks layer's pure parts, and the
+# provider contract suite on the local provider (included from the top
+# Makefile.am).
+
+# Unit tests of the pure parts.
+tasks_unit_tests = \
+	tests/unit/test_task_ids \
+	tests/unit/test_utf8_page \
+	tests/unit/test_host_mask \
+	tests/unit/test_sup_record \
+	tests/unit/test_pid_watch \
+	tests/unit/test_tool_args \
+	tests/unit/test_task_list
+check_PROGRAMS += $(tasks_unit_tests)
+TESTS += $(tasks_unit_tests)
+tasks_unit_cflags = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CRITERION_CFLAGS)
+tasks_unit_ldadd = libtaskbox_core.la $(CRITERION_LIBS) $(JANSSON_LIBS)
+tests_unit_test_task_ids_SOURCES = tests/unit/test_task_ids.c
+tests_unit_test_task_ids_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_task_ids_LDADD = $(tasks_unit_ldadd)
+tests_unit_test_utf8_page_SOURCES = tests/unit/test_utf8_page.c
+tests_unit_test_utf8_page_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_utf8_page_LDADD = $(tasks_unit_ldadd)
+tests_unit_test_host_mask_SOURCES = tests/unit/test_host_mask.c
+tests_unit_test_host_mask_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_host_mask_LDADD = $(tasks_unit_ldadd)
+tests_unit_test_sup_record_SOURCES = tests/unit/test_sup_record.c
+tests_unit_test_sup_record_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_sup_record_LDADD = $(tasks_unit_ldadd)
+tests_unit_test_pid_watch_SOURCES = tests/unit/test_pid_watch.c
+tests_unit_test_pid_watch_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_pid_watch_LDADD = $(tasks_unit_ldadd)
+tests_unit_test_tool_args_SOURCES = tests/unit/test_tool_args.c
+tests_unit_test_tool_args_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_tool_args_LDADD = $(tasks_unit_ldadd)
+tests_unit_test_task_list_SOURCES = tests/unit/test_task_list.c
+tests_unit_test_task_list_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_task_list_LDADD = $(tasks_unit_ldadd)
+
+# The provider contract suite (tests/contract/suite.mjs, one NAME.test.mjs
+# per provider) and the demo session.
+EXTRA_DIST += tests/contract/suite.mjs tests/contract/waiting.mjs \
+	tests/contract/providers/local.mjs \
+	tests/contract/local.test.mjs tests/demo/session.mjs tests/demo/run.sh
+if INTEGRATION_TESTS
+TESTS += tests/contract/local.test.mjs
+endif
