@@ -1,5 +1,5 @@
-/* A session: the sandboxes it created (newest last), which one is its
- * default, and the protocol version it speaks. */
+/* A session: the sandboxes it created (newest last) and which one is its
+ * default. */
 #include "config.h"
 
 #include <pthread.h>
@@ -22,7 +22,6 @@ struct tb_session {
 	pthread_mutex_t create_lock; /* tb_session_create_lock */
 	struct entry *entries;
 	size_t n_entries, cap_entries;
-	char version[16];
 };
 
 struct tb_session *tb_session_new(void)
@@ -34,26 +33,6 @@ struct tb_session *tb_session_new(void)
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->create_lock, NULL);
 	return s;
-}
-
-void tb_session_set_version(struct tb_session *s, const char *version)
-{
-	if (!s)
-		return;
-	pthread_mutex_lock(&s->lock);
-	snprintf(s->version, sizeof(s->version), "%s", version);
-	pthread_mutex_unlock(&s->lock);
-}
-
-void tb_session_version(struct tb_session *s, char *out, size_t outlen)
-{
-	if (!s) {
-		snprintf(out, outlen, "%s", "");
-		return;
-	}
-	pthread_mutex_lock(&s->lock);
-	snprintf(out, outlen, "%s", s->version);
-	pthread_mutex_unlock(&s->lock);
 }
 
 /* Index of id in s's entries, or -1. Called with s->lock held. */
