@@ -165,7 +165,10 @@ void tb_rpc_parse(const char *text, size_t len, struct tb_rpc_msg *m)
 	json_error_t jerr;
 
 	memset(m, 0, sizeof *m);
-	m->root = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+	/* A key given twice is an error, not "the last one wins": two
+	 * readers of one message must never see two different requests. */
+	m->root = json_loadb(text, len,
+	                     JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
 	if (!m->root) {
 		set_invalid(m, TB_RPC_PARSE_ERROR,
 		            "Parse error: %s at line %d column %d", jerr.text,

@@ -144,6 +144,13 @@ Test(envelope, every_malformed_shape_is_named)
 	    {"nonsense", TB_RPC_PARSE_ERROR, false, "Parse error"},
 	    {"\"\\u0000\"", TB_RPC_PARSE_ERROR, false, "Parse error"},
 	    {"{\"a\":\"\xff\"}", TB_RPC_PARSE_ERROR, false, "Parse error"},
+	    /* A key twice is refused, however deep: no "last one wins". */
+	    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"id\":2}",
+	     TB_RPC_PARSE_ERROR, false, "duplicate object key"},
+	    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	     "\"params\":{\"name\":\"run_command\",\"arguments\":{"
+	     "\"command\":\"true\",\"command\":\"rm -rf x\"}}}",
+	     TB_RPC_PARSE_ERROR, false, "duplicate object key"},
 	    {"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
 	     TB_RPC_INVALID_REQUEST, false, "batch"},
 	    {"42", TB_RPC_INVALID_REQUEST, false, "object"},
