@@ -455,7 +455,7 @@ class Supervisor:
                         raise OSError(e.errno, "cwd %r: %s"
                                       % (self.cwd, e.strerror))
                 try:
-                    os.execv("/bin/sh", ["sh", "-c", self.command])
+                    os.execv("/bin/sh", ["sh", "-c", "--", self.command])
                 except OSError as e:
                     raise OSError(e.errno, "/bin/sh: %s" % e.strerror)
             except BaseException as e:

@@ -63,7 +63,9 @@ static int run_command(tb_call *call, json_t *args, json_t **result)
 		goto refuse;
 	tb_box_renew(&box, tb_session_lifetime(tb_call_session(call), box.id));
 	{
-		const char *argv[] = {"sh", "-c", command, NULL};
+		/* "--": a command that begins with - or + is still the
+		 * command, not options of sh. */
+		const char *argv[] = {"sh", "-c", "--", command, NULL};
 
 		rc = tb_box_exec(&box, argv, cwd, (uint32_t)timeout * 1000,
 		                 RUN_OUTPUT_LIMIT, tb_call_cancelled_cb, call,

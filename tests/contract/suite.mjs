@@ -301,6 +301,19 @@ export function contractSuite(provider) {
       await closeServer(s);
     });
 
+    test("a command that begins with - or + is the command, not options of sh", { timeout: 60000 }, async () => {
+      const s = await server();
+      const sb = await createSandbox(s);
+      const r = await run(s, sb, "-v; echo ran");
+      assert.equal(r.stdout, "ran\n");
+      assert.match(r.stderr, /-v/);
+      const t = await start(s, sb, "+x; echo ran too");
+      const d = await waitDone(s, sb, t.task_id);
+      assert.equal(d.state, "succeeded");
+      assert.equal(d.stdout, "ran too\n");
+      await closeServer(s);
+    });
+
     test("10 MiB on each stream: 1 MiB kept, truncation reported, the task finishes", { timeout: 180000 }, async () => {
       const s = await server();
       const sb = await createSandbox(s);

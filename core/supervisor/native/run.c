@@ -83,7 +83,8 @@ static _Noreturn void exec_command(const struct tb_job *job, int out_w,
 		             strerror(errno));
 		goto fail;
 	}
-	execl("/bin/sh", "sh", "-c", job->command, (char *)NULL);
+	/* "--": a command that begins with - or + is still the command. */
+	execl("/bin/sh", "sh", "-c", "--", job->command, (char *)NULL);
 	n = snprintf(msg, sizeof(msg), "/bin/sh: %s", strerror(errno));
 fail:
 	if (n > 0 && write(report, msg, (size_t)n) < 0)
