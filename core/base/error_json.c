@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/error_json.h"
@@ -17,10 +18,29 @@ int tb_result_or_oom(json_t **result)
 	return 1;
 }
 
+static tb_error_filter_fn filter;
+
+void tb_error_json_set_filter(tb_error_filter_fn fn)
+{
+	filter = fn;
+}
+
 json_t *tb_error_json(const char *message)
 {
-	json_t *text =
-	    tb_utf8_page_json((const unsigned char *)message, strlen(message));
+	const unsigned char *in = (const unsigned char *)message;
+	unsigned char *filtered = NULL;
+	size_t len = strlen(message);
+	json_t *text;
+
+	/* Messages may quote a client's input (a path, a cwd) and so a
+	 * masked value. */
+	if (filter) {
+		if (filter(in, len, &filtered, &len) < 0)
+			return NULL;
+		in = filtered;
+	}
+	text = tb_utf8_page_json(in, len);
+	free(filtered);
 
 	/* Messages may quote bytes a plugin or a sandbox produced. */
 	return text ? json_pack("{s:o}", "error", text) : NULL;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/base64.h"
+#include "tasks/host_mask.h"
 #include "tasks/box.h"
 #include "tools/sandboxes.h"
 #include "tasks/session.h"
@@ -97,10 +98,18 @@ static int read_file(tb_call *call, json_t *args, json_t **result)
 	if (rc != TASKBOX_OK)
 		goto refuse;
 	if (strcmp(encoding, "base64") == 0) {
-		char *b64 = tb_base64_encode(data.data, data.len, NULL);
+		/* The bytes as they are, but for the operator's masked values,
+		 * as in every other returned byte. */
+		unsigned char *masked = NULL;
+		size_t n = 0;
+		char *b64 = NULL;
 
+		if (tb_mask_apply(tb_mask_operator(), data.data, data.len,
+		                  &masked, &n) == 0)
+			b64 = tb_base64_encode(masked, n, NULL);
 		content = b64 ? json_string(b64) : NULL;
 		free(b64);
+		free(masked);
 	} else {
 		content = tb_page_text(data.data, data.len);
 	}

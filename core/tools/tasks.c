@@ -4,6 +4,7 @@
 
 #include "host/config_file.h"
 #include "tasks/host_mask.h"
+#include "base/error_json.h"
 #include "base/log.h"
 #include "tasks/pid_watch.h"
 #include "tasks/record_cache.h"
@@ -11,8 +12,16 @@
 
 static struct tb_mask *mask;
 
+/* Error bodies mask the operator's values too (base/error_json.h). */
+static int mask_error(const unsigned char *in, size_t len, unsigned char **out,
+                      size_t *outlen)
+{
+	return tb_mask_apply(tb_mask_operator(), in, len, out, outlen);
+}
+
 void tb_tasks_fini(void)
 {
+	tb_error_json_set_filter(NULL);
 	tb_mask_set_operator(NULL);
 	tb_mask_free(mask);
 	mask = NULL;
@@ -29,6 +38,7 @@ int tb_tasks_init(const struct tb_config *cfg)
 		return -1;
 	}
 	tb_mask_set_operator(mask);
+	tb_error_json_set_filter(mask_error);
 	if (tb_sandbox_tools_register() < 0 || tb_task_tools_register() < 0 ||
 	    tb_run_tool_register() < 0 || tb_file_tools_register() < 0 ||
 	    tb_list_tasks_tool_register() < 0 || tb_task_backend_register() < 0)

@@ -356,6 +356,26 @@ export function contractSuite(provider) {
       assert.ok(!hr.command.includes(HOST_SECRET));
       const rc = await run(s, sb, `echo "${HOST_SECRET}"`);
       assert.equal(rc.stdout, "****\n");
+
+      // Every other returned byte too: read_file in both encodings, and
+      // errors that quote a client's input (a path, a cwd).
+      await run(s, sb, `echo "a ${HOST_SECRET} b" > masked.txt`);
+      const u = ok(await call(s, "read_file", { sandbox_id: sb, path: "masked.txt" }), "read_file");
+      assert.equal(u.content, "a **** b\n");
+      const b = ok(await call(s, "read_file", { sandbox_id: sb, path: "masked.txt", encoding: "base64" }), "read_file base64");
+      assert.equal(Buffer.from(b.content, "base64").toString(), "a **** b\n");
+      const missing = failure(await call(s, "read_file", { sandbox_id: sb, path: `no/${HOST_SECRET}/x` }), "read_file missing");
+      assert.ok(!missing.includes(HOST_SECRET), missing);
+      assert.match(missing, /\*\*\*\*/);
+      const cwd = await call(s, "start_task", { sandbox_id: sb, command: "true", cwd: `no/${HOST_SECRET}` });
+      const text = JSON.stringify(cwd);
+      assert.ok(!text.includes(HOST_SECRET), text);
+      if (!cwd.isError) {
+        const d = await waitDone(s, sb, data(cwd).task_id);
+        assert.ok(!JSON.stringify(d).includes(HOST_SECRET), JSON.stringify(d));
+        const l = ok(await call(s, "list_tasks", { sandbox_id: sb }), "list_tasks");
+        assert.ok(!JSON.stringify(l).includes(HOST_SECRET));
+      }
       await closeServer(s);
     });
 
