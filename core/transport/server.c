@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -198,6 +199,13 @@ int tb_serve(const struct tb_serve_opts *opts)
 
 	if (n > MAX_WORKERS)
 		n = MAX_WORKERS;
+	/* Not dumpable: /proc/<this pid>/fd, and so the protocol's stdout, is
+	 * closed to the sandboxes' commands that run as the same user (an
+	 * exec makes each of them dumpable again). A server run as root is not
+	 * guarded by this: its commands are root too (plugins/local). */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		tb_log(TB_LOG_WARN, "prctl(PR_SET_DUMPABLE): %s",
+		       strerror(errno));
 	if (install_signals(&old) < 0) {
 		tb_log(TB_LOG_ERROR, "signal pipe: %s", strerror(errno));
 		return 1;

@@ -31,12 +31,12 @@ tests_mcp_test_workers_LDADD = $(mcp_test_ldadd)
 # bounded libFuzzer run (tests/fuzz/run.sh builds its own target with
 # clang; FUZZ_SECONDS sets the time, 60 s by default).
 EXTRA_DIST += tests/mcp/raw.mjs tests/mcp/sdk.test.mjs \
-	tests/mcp/robustness.test.mjs tests/conformance/run.sh \
-	tests/conformance/expected-failures.yml \
+	tests/mcp/robustness.test.mjs tests/mcp/stdout-guard.test.mjs \
+	tests/conformance/run.sh tests/conformance/expected-failures.yml \
 	tests/conformance/fs-globsync.mjs tests/conformance/fs-globsync-hooks.mjs \
 	tests/conformance/fs-globsync-shim.mjs tests/conformance/loopback.mjs \
 	tests/fuzz/run.sh tests/fuzz/fuzz_jsonrpc.c tests/fuzz/corpus
 if INTEGRATION_TESTS
 TESTS += tests/mcp/sdk.test.mjs tests/mcp/robustness.test.mjs \
-	tests/conformance/run.sh tests/fuzz/run.sh
+	tests/mcp/stdout-guard.test.mjs tests/conformance/run.sh tests/fuzz/run.sh
 endif
