@@ -160,11 +160,42 @@ static bool id_usable(const json_t *id)
 	return json_is_string(id) || json_is_integer(id);
 }
 
+size_t tb_rpc_count_values(const char *text, size_t len, size_t limit)
+{
+	size_t n = 1;
+	bool in_string = false;
+
+	/* A value starts the text and follows each '[', ':' and ','. */
+	for (size_t i = 0; i < len && n <= limit; i++) {
+		char ch = text[i];
+
+		if (in_string) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_string = false;
+		} else if (ch == '"') {
+			in_string = true;
+		} else if (ch == '[' || ch == ':' || ch == ',') {
+			n++;
+		}
+	}
+	return n;
+}
+
 void tb_rpc_parse(const char *text, size_t len, struct tb_rpc_msg *m)
 {
 	json_error_t jerr;
 
 	memset(m, 0, sizeof *m);
+	if (tb_rpc_count_values(text, len, TB_RPC_MAX_VALUES) >
+	    TB_RPC_MAX_VALUES) {
+		set_invalid(m, TB_RPC_INVALID_REQUEST,
+		            "Invalid Request: more than %d JSON values in one "
+		            "message",
+		            TB_RPC_MAX_VALUES);
+		return;
+	}
 	/* A key given twice is an error, not "the last one wins": two
 	 * readers of one message must never see two different requests. */
 	m->root = json_loadb(text, len,

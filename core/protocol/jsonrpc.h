@@ -10,6 +10,20 @@
 
 #include "base/rpc_codes.h"
 
+/* The most JSON values (objects, arrays, members, elements, scalars) one
+ * message may hold. Past it, parsing would cost far more memory than the
+ * message's bytes (an empty object costs jansson over 100 bytes). */
+#define TB_RPC_MAX_VALUES 16384
+
+/* What one JSON value costs once parsed, for memory budgets: an estimate
+ * from above. */
+#define TB_RPC_VALUE_COST 160
+
+/* Counts the JSON values of text without parsing it (every object, array
+ * and scalar; a malformed text gets a rough count), stopping once past
+ * limit. */
+size_t tb_rpc_count_values(const char *text, size_t len, size_t limit);
+
 /* The longest line accepted, newline excluded: 16 MiB. */
 #define TB_LINE_MAX ((size_t)16 * 1024 * 1024)
 

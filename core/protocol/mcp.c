@@ -2,8 +2,10 @@
  * notifications, and routing to the tools methods. */
 #include "config.h"
 
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "protocol/jsonrpc.h"
 #include "base/log.h"
@@ -21,6 +23,7 @@ struct tb_mcp *tb_mcp_new(const struct tb_mcp_opts *opts)
 	s->opts = *opts;
 	pthread_mutex_init(&s->out_lock, NULL);
 	pthread_mutex_init(&s->calls_lock, NULL);
+	pthread_cond_init(&s->room, NULL);
 	return s;
 }
 
@@ -30,6 +33,7 @@ void tb_mcp_free(struct tb_mcp *s)
 		return;
 	pthread_mutex_destroy(&s->out_lock);
 	pthread_mutex_destroy(&s->calls_lock);
+	pthread_cond_destroy(&s->room);
 	free(s);
 }
 
@@ -186,12 +190,48 @@ out:
 		tb_mcp_send(s, reply);
 }
 
+/* Whether one more call of this cost must wait; calls_lock held. */
+static bool full(const struct tb_mcp *s, size_t cost)
+{
+	if (s->inflight == 0)
+		return false;
+	return (s->opts.max_calls && s->inflight >= s->opts.max_calls) ||
+	       (s->opts.max_cost && s->inflight_cost + cost > s->opts.max_cost);
+}
+
+/* Waits until a message of this cost may be taken (tb_mcp_opts). The
+ * reader stops reading meanwhile, so a client that writes faster than the
+ * server answers is slowed down by its pipe, never refused. */
+static void admit(struct tb_mcp *s, size_t cost)
+{
+	struct timespec until;
+
+	if (!s->opts.max_calls && !s->opts.max_cost)
+		return;
+	pthread_mutex_lock(&s->calls_lock);
+	while (full(s, cost) &&
+	       !(s->opts.interrupted && s->opts.interrupted(s->opts.ctx))) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 100 * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->room, &s->calls_lock, &until);
+	}
+	pthread_mutex_unlock(&s->calls_lock);
+}
+
 void tb_mcp_handle_line(struct tb_mcp *s, const char *line, size_t len)
 {
 	struct tb_rpc_msg m;
+	size_t values;
 
 	if (tb_rpc_blank(line, len))
 		return;
+	values = tb_rpc_count_values(line, len, TB_RPC_MAX_VALUES);
+	s->line_cost = len + values * TB_RPC_VALUE_COST;
+	admit(s, s->line_cost);
 	tb_rpc_parse(line, len, &m);
 	switch (m.kind) {
 	case TB_RPC_REQUEST:
@@ -211,6 +251,8 @@ void tb_mcp_handle_line(struct tb_mcp *s, const char *line, size_t len)
 		break;
 	}
 	tb_rpc_msg_clear(&m);
+	if (s->line_cost > TB_RPC_TRIM_COST)
+		malloc_trim(0); /* a large message's memory goes back */
 }
 
 void tb_mcp_line_too_long(struct tb_mcp *s, size_t max)

@@ -22,13 +22,23 @@ struct tb_mcp_opts {
 	bool test_tools;            /* TB_TOOL_TEST_ONLY tools are visible */
 	struct tb_session *session; /* the transport's session for this
 	                               connection (borrowed), or NULL */
+	/* Admission (0: none): before it takes a line, tb_mcp_handle_line
+	 * waits while max_calls calls are in flight, or while their cost
+	 * (bytes, and TB_RPC_VALUE_COST per JSON value) and the line's would
+	 * pass max_cost; one call is always let in. interrupted (may be NULL,
+	 * called with ctx) ends such a wait when it returns true. Without
+	 * admission, a call that finds the pool full is answered "busy". */
+	unsigned max_calls;
+	size_t max_cost;
+	bool (*interrupted)(void *ctx);
 };
 
 /* Returns NULL when out of memory. */
 struct tb_mcp *tb_mcp_new(const struct tb_mcp_opts *opts);
 
-/* Handles one incoming line (no newline). One thread at a time: the
- * reader (which may move between threads, with a lock between). */
+/* Handles one incoming line (no newline), after waiting for admission
+ * (see tb_mcp_opts). One thread at a time: the reader (which may move
+ * between threads, with a lock between). */
 void tb_mcp_handle_line(struct tb_mcp *s, const char *line, size_t len);
 
 /* Answers a line that exceeded the length limit. The reader only. */

@@ -20,7 +20,16 @@ struct tb_mcp {
 	bool client_ready;          /* notifications/initialized seen */
 	char version[16];           /* negotiated; set before any call */
 	int shutting_down;          /* atomic */
+	/* Admission, under calls_lock: */
+	unsigned inflight;    /* calls on the list */
+	size_t inflight_cost; /* their cost */
+	pthread_cond_t room;  /* a call left the list */
+	size_t line_cost;     /* the line being handled (reader only) */
 };
+
+/* A message whose cost passes this gives its memory back to the system
+ * once it is freed (malloc_trim). */
+#define TB_RPC_TRIM_COST ((size_t)1 << 20)
 
 /* A request other than a tool's handler run on a worker (the tasks/...
  * methods, a task-augmented tools/call): returns the whole response
@@ -39,6 +48,7 @@ struct tb_call {
 	pthread_mutex_t lock;   /* with wake: tb_call_sleep */
 	pthread_cond_t wake;
 	int cancelled;        /* atomic: by the client */
+	size_t cost;          /* of its message, for admission */
 	bool have_progress;   /* last_progress is set */
 	double last_progress; /* progress must increase */
 	struct tb_call *next;

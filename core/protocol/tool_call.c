@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,6 +29,7 @@ struct tb_call *tb_call_new(struct tb_mcp *s, const struct tb_tool_entry *tool,
 		free(c);
 		return NULL;
 	}
+	c->cost = s->line_cost;
 	c->base.ops = &call_ops;
 	c->base.session = s->opts.session;
 	c->mcp = s;
@@ -53,7 +55,10 @@ void tb_call_free(struct tb_call *c)
 	pthread_cond_destroy(&c->wake);
 	pthread_mutex_destroy(&c->lock);
 	free(c->id_key);
+	bool large = c->cost > TB_RPC_TRIM_COST;
 	free(c);
+	if (large)
+		malloc_trim(0); /* a large call's memory goes back */
 }
 
 bool tb_call_unlink(struct tb_call *c)
@@ -65,6 +70,9 @@ bool tb_call_unlink(struct tb_call *c)
 	for (struct tb_call **p = &s->calls; *p; p = &(*p)->next)
 		if (*p == c) {
 			*p = c->next;
+			s->inflight--;
+			s->inflight_cost -= c->cost;
+			pthread_cond_signal(&s->room);
 			break;
 		}
 	by_client = __atomic_load_n(&c->cancelled, __ATOMIC_SEQ_CST);
@@ -180,6 +188,8 @@ void tb_call_submit(struct tb_call *c)
 	pthread_mutex_lock(&s->calls_lock);
 	c->next = s->calls;
 	s->calls = c;
+	s->inflight++;
+	s->inflight_cost += c->cost;
 	pthread_mutex_unlock(&s->calls_lock);
 	if (!s->opts.pool) {
 		tb_call_run(c);

@@ -25,6 +25,8 @@
 #define DEFAULT_WORKERS 8
 #define MAX_WORKERS 256
 #define QUEUE_PER_WORKER 32
+/* The memory the calls in flight may cost before the reading waits. */
+#define MAX_IN_FLIGHT_COST ((size_t)64 << 20)
 #define MAX_HOOKS 32
 
 static void (*hooks[MAX_HOOKS])(void);
@@ -149,6 +151,13 @@ static bool drain_lines(struct reader *r)
 
 /* The pool's lead: reads until EOF, a read error or a stop signal (true),
  * or until a call read here is to run on this thread (false). */
+/* Ends a wait for admission once SIGTERM or SIGINT came. */
+static bool interrupted(void *ctx)
+{
+	(void)ctx;
+	return stop_signal != 0;
+}
+
 static bool read_lines(void *ctx)
 {
 	struct reader *r = ctx;
@@ -218,8 +227,19 @@ int tb_serve(const struct tb_serve_opts *opts)
 	client = tb_session_new();
 	if (!client)
 		goto out;
-	struct tb_mcp_opts mo = {write_line, &out, pool, opts->test_tools,
-	                         client};
+	/* Admission: at most the queue's worth of calls in flight, so no
+	 * call is refused "busy", and a memory budget; past either the
+	 * reading waits (the pipe fills, the client waits). */
+	struct tb_mcp_opts mo = {
+	    .write = write_line,
+	    .ctx = &out,
+	    .pool = pool,
+	    .test_tools = opts->test_tools,
+	    .session = client,
+	    .max_calls = n * QUEUE_PER_WORKER,
+	    .max_cost = MAX_IN_FLIGHT_COST,
+	    .interrupted = interrupted,
+	};
 	session = tb_mcp_new(&mo);
 	if (!session)
 		goto out;

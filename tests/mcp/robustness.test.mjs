@@ -137,3 +137,49 @@ test("10,000 mixed messages: the server stays up and answers correctly", async (
   assert.deepEqual(nullSeen.sort(), nullErrors.sort(), "null-id errors");
   assert.ok(expected.size > TOTAL / 3);
 });
+
+// Backpressure: 5,000 requests written at once, faster than 2 workers can
+// answer them (each tools/call holds its worker a while). The server stops
+// reading while its calls fill the queue; every request is answered, none
+// with "server busy".
+test("5,000 pipelined calls: all answered, none refused busy", { timeout: 300000 }, async () => {
+  const raw = spawnRaw(["--test-tools", "--workers", "2"]);
+  raw.send(initialize(0, "2025-11-25"));
+  await raw.waitFor((m) => m.id === 0);
+  raw.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  const N = 5000;
+  const lines = [];
+  for (let id = 1; id <= N; id++)
+    lines.push(JSON.stringify(id % 50 === 0
+      ? call(id, "test_sleep", { ms: 20 })
+      : call(id, "test_echo", { name: `n${id}` })));
+  raw.child.stdin.write(lines.join("\n") + "\n");
+  await raw.waitFor((m) => m.id === N, 240000);
+  for (let id = 1; id <= N; id++) await raw.waitFor((m) => m.id === id, 240000);
+  const answers = raw.messages.filter((m) => typeof m.id === "number" && m.id > 0);
+  assert.equal(answers.length, N, "each request answered once");
+  const errors = answers.filter((m) => m.error);
+  assert.deepEqual(errors.map((m) => m.error.message), [], "no request refused");
+  const { code } = await raw.close();
+  assert.equal(code, 0);
+});
+
+// One message may hold at most 16,384 JSON values: a line of empty objects
+// under the length cap is refused before it is parsed, and the server goes
+// on serving.
+test("a message of too many JSON values is refused, and the server serves on", { timeout: 120000 }, async () => {
+  const raw = spawnRaw([]);
+  raw.send(initialize(0, "2025-11-25"));
+  await raw.waitFor((m) => m.id === 0);
+  const many = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":[${"{},".repeat(4 * 1024 * 1024)}{}]}}`;
+  raw.send(many);
+  const refused = await raw.waitFor((m) => m.error && m.id === null, 60000);
+  assert.equal(refused.error.code, -32600);
+  assert.match(refused.error.message, /more than 16384 JSON values/);
+  const fine = `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":[${"{},".repeat(8000)}{}]}}`;
+  raw.send(fine);
+  const pong = await raw.waitFor((m) => m.id === 2);
+  assert.deepEqual(pong.result, {});
+  const { code } = await raw.close();
+  assert.equal(code, 0);
+});
