@@ -2,7 +2,8 @@
  *
  * Layout of a sandbox on disk (the root is a setting):
  *   <root>/<id>/            mode 0700, the sandbox
- *   <root>/<id>/meta.json   one line: format, created, deadline, template;
+ *   <root>/<id>/meta.json   one line: format, created, deadline, template,
+ *                           isolation;
  *                           replaced atomically (temp file + rename)
  *   <root>/<id>/home/       the sandbox's home: exec's default cwd, and the
  *                           base of relative read_file/write_file paths
@@ -99,6 +100,9 @@ struct tb_local_meta {
 	int64_t created;
 	int64_t deadline;
 	char template_name[32];
+	/* The isolation of the instance that made it: "none", "bwrap", or
+	 * "" for a sandbox made before it was recorded. */
+	char isolation[8];
 	ino_t ino; /* of the file read */
 	struct timespec mtime;
 };

@@ -53,7 +53,7 @@ int tb_local_meta_read(int dirfd, const char *path, struct tb_local_meta *m)
 	char buf[512];
 	ssize_t n;
 	int fd, rc = EPROTO;
-	json_t *obj, *created, *deadline, *tmpl;
+	json_t *obj, *created, *deadline, *tmpl, *iso;
 	struct stat st;
 
 	fd = openat(dirfd, path ? path : META,
@@ -73,13 +73,18 @@ int tb_local_meta_read(int dirfd, const char *path, struct tb_local_meta *m)
 	created = json_object_get(obj, "created");
 	deadline = json_object_get(obj, "deadline");
 	tmpl = json_object_get(obj, "template");
+	iso = json_object_get(obj, "isolation");
 	if (json_is_integer(created) && json_is_integer(deadline) &&
 	    json_is_string(tmpl) &&
-	    json_string_length(tmpl) < sizeof(m->template_name)) {
+	    json_string_length(tmpl) < sizeof(m->template_name) &&
+	    (!iso || (json_is_string(iso) &&
+	              json_string_length(iso) < sizeof(m->isolation)))) {
 		m->created = json_integer_value(created);
 		m->deadline = json_integer_value(deadline);
 		snprintf(m->template_name, sizeof(m->template_name), "%s",
 		         json_string_value(tmpl));
+		snprintf(m->isolation, sizeof(m->isolation), "%s",
+		         iso ? json_string_value(iso) : "");
 		rc = 0;
 	}
 	json_decref(obj);
@@ -97,9 +102,11 @@ int tb_local_meta_write(int dirfd, const struct tb_local_meta *m)
 		return rc;
 	len = snprintf(line, sizeof(line),
 	               "{\"format\":1,\"created\":%lld,\"deadline\":%lld,"
-	               "\"template\":\"%s\"}\n",
+	               "\"template\":\"%s\"%s%s%s}\n",
 	               (long long)m->created, (long long)m->deadline,
-	               m->template_name);
+	               m->template_name,
+	               m->isolation[0] ? ",\"isolation\":\"" : "", m->isolation,
+	               m->isolation[0] ? "\"" : "");
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return errno;
@@ -191,6 +198,7 @@ int tb_local_create(void *instance, const struct taskbox_create_req *req,
 	m.created = time(NULL);
 	m.deadline = m.created + tb_local_lifetime(L, req->lifetime_s);
 	strcpy(m.template_name, TEMPLATE_BASE);
+	strcpy(m.isolation, L->bwrap ? "bwrap" : "none");
 	if ((err = tb_local_meta_write(dirfd, &m)) ||
 	    (err = tb_local_reaper_start(L, id)))
 		goto fail_remove;
@@ -205,6 +213,39 @@ fail:
 	             L->root, strerror(err));
 	id[0] = '\0';
 	return tb_local_errno_status(err);
+}
+
+/* Two instances may share a root: a sandbox is reached only by an
+ * instance of the isolation it was made with, never unconfined through
+ * another. Nonzero (with the message) when m says otherwise; a sandbox
+ * made before the isolation was recorded is reached by any. */
+static int wrong_isolation(const struct tb_local *L, const char *id,
+                           const struct tb_local_meta *m, char *errbuf,
+                           size_t errlen)
+{
+	const char *mine = L->bwrap ? "bwrap" : "none";
+
+	if (!m->isolation[0] || !strcmp(m->isolation, mine))
+		return 0;
+	tb_local_err(errbuf, errlen,
+	             "sandbox %s was made with isolation \"%s\"; this "
+	             "instance's isolation is \"%s\": reach it through an "
+	             "instance with the same isolation",
+	             id, m->isolation, mine);
+	return 1;
+}
+
+/* wrong_isolation for the sandbox id, read from its meta.json (a sandbox
+ * whose meta.json cannot be read is not refused here). */
+static int isolation_differs(const struct tb_local *L, const char *id,
+                             char *errbuf, size_t errlen)
+{
+	struct tb_local_meta m;
+	char path[TB_LOCAL_ID_LEN + 16];
+
+	snprintf(path, sizeof(path), "%s/%s", id, META);
+	return tb_local_meta_read(L->root_fd, path, &m) == 0 &&
+	       wrong_isolation(L, id, &m, errbuf, errlen);
 }
 
 int tb_local_connect(void *instance, const char *sandbox_id, void **conn,
@@ -246,6 +287,10 @@ int tb_local_connect(void *instance, const char *sandbox_id, void **conn,
 			return TASKBOX_E_NOT_FOUND;
 		}
 		goto fail;
+	}
+	if (wrong_isolation(L, c->id, &m, errbuf, errlen)) {
+		tb_local_conn_free(c);
+		return TASKBOX_E_PERMISSION;
 	}
 	if (m.deadline <= time(NULL)) {
 		tb_local_conn_free(c);
@@ -413,6 +458,8 @@ int tb_local_destroy(void *instance, const char *sandbox_id, char *errbuf,
 		    "32 lowercase hex digits");
 		return TASKBOX_E_INVALID;
 	}
+	if (isolation_differs(L, sandbox_id, errbuf, errlen))
+		return TASKBOX_E_PERMISSION;
 	err = tb_local_remove(L, sandbox_id, sandbox_id);
 	if (err == ENOENT) {
 		tb_local_err(errbuf, errlen, "no sandbox %s", sandbox_id);

@@ -474,3 +474,42 @@ Test(local_sandbox, bwrap_isolation)
 	    TASKBOX_E_UNAVAILABLE);
 	cr_assert(strstr(tl_err, "bwrap"), "%s", tl_err);
 }
+
+/* Two instances on one root: a sandbox made by one isolation is refused to
+ * an instance of the other (connect and destroy), and reached as before by
+ * an instance of its own. */
+Test(local_sandbox, isolation_is_per_sandbox_not_per_root)
+{
+	char id[TASKBOX_SANDBOX_ID_MAX], other[TASKBOX_SANDBOX_ID_MAX];
+	void *safe = NULL, *plain = NULL, *c = NULL;
+
+	if (access("/usr/bin/bwrap", X_OK) != 0 && access("/bin/bwrap", X_OK))
+		cr_skip_test("bwrap is not installed");
+	cr_assert_eq(
+	    tl_init("{\"root\":\"%s\",\"isolation\":\"bwrap\"}", &safe),
+	    TASKBOX_OK, "%s", tl_err);
+	plain = tl_init_ok();
+	tl_create(safe, 0, id);
+	cr_assert_eq(tl_p->ops.connect(plain, id, &c, tl_err, sizeof(tl_err)),
+	             TASKBOX_E_PERMISSION);
+	cr_assert(strstr(tl_err, "made with isolation \"bwrap\""), "%s",
+	          tl_err);
+	cr_assert_eq(tl_p->ops.destroy(plain, id, tl_err, sizeof(tl_err)),
+	             TASKBOX_E_PERMISSION);
+	/* The other way round too, and renew keeps the record. */
+	tl_create(plain, 0, other);
+	cr_assert_eq(tl_p->ops.connect(safe, other, &c, tl_err, sizeof(tl_err)),
+	             TASKBOX_E_PERMISSION);
+	c = tl_connect(safe, id);
+	cr_assert_eq(tl_p->ops.renew(c, 600, tl_err, sizeof(tl_err)),
+	             TASKBOX_OK, "%s", tl_err);
+	tl_p->ops.close(c);
+	cr_assert_eq(tl_p->ops.connect(plain, id, &c, tl_err, sizeof(tl_err)),
+	             TASKBOX_E_PERMISSION);
+	cr_assert_eq(tl_p->ops.destroy(safe, id, tl_err, sizeof(tl_err)),
+	             TASKBOX_OK, "%s", tl_err);
+	cr_assert_eq(tl_p->ops.destroy(plain, other, tl_err, sizeof(tl_err)),
+	             TASKBOX_OK, "%s", tl_err);
+	tl_p->ops.fini(safe);
+	tl_p->ops.fini(plain);
+}
