@@ -157,64 +157,57 @@ static int stream_read(const struct taskbox_host *h, struct stream *s,
 	return 0;
 }
 
-/* The argv actually spawned: argv itself, or bwrap's flags around it. */
+/* Under bubblewrap, the sandbox's directory and its tmp/ are bound from
+ * descriptors the child finds as these (opened without following a
+ * symbolic link: a command that replaced tmp/ with a link to a host
+ * directory gets no host directory on /tmp). */
+#define BWRAP_TMP_FD "3"
+#define BWRAP_DIR_FD "4"
+
+/* The argv actually spawned: argv itself, or bwrap's flags around it:
+ * every capability dropped, and a user namespace when the server is
+ * root. */
 static char **spawn_argv(struct tb_local_conn *c, const char *path,
                          const char *const *argv, const char *cwd)
 {
 	size_t n = 0, k = 0;
 	char **out;
-	char *tmp = NULL;
 
 	while (argv[n])
 		n++;
-	out = calloc(n + 24, sizeof(char *));
+	out = calloc(n + 28, sizeof(char *));
 	if (!out)
 		return NULL;
 	if (c->inst->bwrap) {
-		if (asprintf(&tmp, "%s/tmp", c->dir) < 0) {
-			free(out);
-			return NULL;
-		}
 		const char *pre[] = {c->inst->bwrap_path,
 		                     "--ro-bind",
 		                     "/",
 		                     "/",
 		                     "--dev",
 		                     "/dev",
-		                     "--bind",
-		                     tmp,
+		                     "--bind-fd",
+		                     BWRAP_TMP_FD,
 		                     "/tmp",
-		                     "--bind",
-		                     c->dir,
+		                     "--bind-fd",
+		                     BWRAP_DIR_FD,
 		                     c->dir,
 		                     "--unshare-ipc",
+		                     "--cap-drop",
+		                     "ALL",
 		                     "--die-with-parent",
 		                     "--chdir",
-		                     cwd,
-		                     "--"};
+		                     cwd};
 		for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
 			out[k++] = (char *)pre[i];
+		if (geteuid() == 0)
+			out[k++] = "--unshare-user";
+		out[k++] = "--";
 	}
-	/* out[k] is the only string we own besides tmp: keep tmp findable
-	 * at the end, past the NULL terminator. */
 	out[k++] = (char *)path;
 	for (size_t i = 1; i < n; i++)
 		out[k++] = (char *)argv[i];
 	out[k] = NULL;
-	out[k + 1] = tmp;
 	return out;
-}
-
-static void free_spawn_argv(char **a)
-{
-	size_t k = 0;
-
-	if (!a)
-		return;
-	while (a[k])
-		k++;
-	free(a[k + 1]);
-	free(a);
 }
 
 static int wait_child(pid_t pid, int *status, int flags)
@@ -231,13 +224,51 @@ static int wait_child(pid_t pid, int *status, int flags)
 	return r == pid;
 }
 
+/* The descriptors bubblewrap binds (BWRAP_TMP_FD, BWRAP_DIR_FD): tmp/,
+ * opened without following a link, and the sandbox's directory, both as
+ * descriptors above 4 so that placing them cannot overwrite each other. */
+static int bind_fds(struct tb_local_conn *c, int bind[2], char *errbuf,
+                    size_t errlen)
+{
+	int tmp = openat(c->dir_fd, "tmp",
+	                 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (tmp < 0) {
+		int err = errno;
+
+		if (tb_local_conn_gone(c)) {
+			tb_local_err(errbuf, errlen, "sandbox %s was destroyed",
+			             c->id);
+			return TASKBOX_E_GONE;
+		}
+		tb_local_err(errbuf, errlen,
+		             "the sandbox's tmp/ is not a directory (%s): a "
+		             "command replaced it; bubblewrap binds no link",
+		             strerror(err));
+		return TASKBOX_E_PERMISSION;
+	}
+	bind[0] = fcntl(tmp, F_DUPFD_CLOEXEC, 5);
+	close(tmp);
+	bind[1] = fcntl(c->dir_fd, F_DUPFD_CLOEXEC, 5);
+	if (bind[0] < 0 || bind[1] < 0) {
+		tb_local_err(errbuf, errlen, "cannot bind the sandbox: %s",
+		             strerror(errno));
+		return TASKBOX_E_IO;
+	}
+	return TASKBOX_OK;
+}
+
+/* Spawns argv with stdout and stderr on out_w and err_w; under bubblewrap
+ * with bind[0] (tmp/) and bind[1] (the sandbox's directory) as descriptors
+ * 3 and 4 (bind's descriptors are above both). */
 static int spawn(struct tb_local_conn *c, char **argv, char **env,
-                 const char *cwd, int out_w, int err_w, pid_t *pid)
+                 const char *cwd, int out_w, int err_w, const int bind[2],
+                 pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, all;
-	int rc;
+	int rc, bw = c->inst->bwrap;
 
 	sigemptyset(&none);
 	sigfillset(&all);
@@ -253,7 +284,9 @@ static int spawn(struct tb_local_conn *c, char **argv, char **env,
 	                                           O_RDONLY, 0)) ||
 	    (rc = posix_spawn_file_actions_adddup2(&fa, out_w, 1)) ||
 	    (rc = posix_spawn_file_actions_adddup2(&fa, err_w, 2)) ||
-	    (rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3)) ||
+	    (bw && (rc = posix_spawn_file_actions_adddup2(&fa, bind[0], 3))) ||
+	    (bw && (rc = posix_spawn_file_actions_adddup2(&fa, bind[1], 4))) ||
+	    (rc = posix_spawn_file_actions_addclosefrom_np(&fa, bw ? 5 : 3)) ||
 	    (!c->inst->bwrap &&
 	     (rc = posix_spawn_file_actions_addchdir_np(&fa, cwd))) ||
 	    (rc = posix_spawnattr_setpgroup(&attr, 0)) ||
@@ -398,7 +431,7 @@ int tb_local_exec(void *conn, const struct taskbox_exec_req *req,
 	struct tb_local_conn *c = conn;
 	const struct taskbox_host *h = c->inst->host;
 	struct stream s[2] = {{-1, NULL, 0, 0, 0}, {-1, NULL, 0, 0, 0}};
-	int outp[2] = {-1, -1}, errp[2] = {-1, -1};
+	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, bind[2] = {-1, -1};
 	char **env = NULL, **argv = NULL, *path = NULL, *cwd = NULL;
 	int rc, err, status = -1, timed_out = 0;
 	struct stat st;
@@ -436,6 +469,8 @@ int tb_local_exec(void *conn, const struct taskbox_exec_req *req,
 	}
 	if (!(argv = spawn_argv(c, path, req->argv, cwd)))
 		goto nomem;
+	if (c->inst->bwrap && (rc = bind_fds(c, bind, errbuf, errlen)))
+		goto out;
 	if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
 		err = errno;
 		for (int i = 0; i < 2; i++) {
@@ -446,7 +481,7 @@ int tb_local_exec(void *conn, const struct taskbox_exec_req *req,
 		}
 		goto io;
 	}
-	err = spawn(c, argv, env, cwd, outp[1], errp[1], &pid);
+	err = spawn(c, argv, env, cwd, outp[1], errp[1], bind, &pid);
 	close(outp[1]);
 	close(errp[1]);
 	s[0].fd = outp[0];
@@ -492,7 +527,10 @@ out:
 			close(s[i].fd);
 		h->free(s[i].data);
 	}
-	free_spawn_argv(argv);
+	for (int i = 0; i < 2; i++)
+		if (bind[i] >= 0)
+			close(bind[i]);
+	free(argv);
 	free(path);
 	free(cwd);
 	free(env);

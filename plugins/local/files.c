@@ -27,6 +27,33 @@
 
 /* Where path lives: *dirfd and *rel for openat. *owned is set when rel was
  * allocated. Returns 0 or ENOMEM. */
+/* path without empty and "." components ("//tmp/./x" is "/tmp/x"), as the
+ * kernel reads it: a new string, or NULL when out of memory. */
+static char *squeeze(const char *path)
+{
+	char *out = malloc(strlen(path) + 2), *o = out;
+
+	if (!out)
+		return NULL;
+	for (const char *p = path; *p;) {
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (n && !(n == 1 && p[0] == '.')) {
+			*o++ = '/';
+			memcpy(o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	if (o == out)
+		*o++ = '/';
+	*o = '\0';
+	return out;
+}
+
 static int resolve(struct tb_local_conn *c, const char *path, int *dirfd,
                    const char **rel, char **owned)
 {
@@ -36,14 +63,28 @@ static int resolve(struct tb_local_conn *c, const char *path, int *dirfd,
 		*rel = path;
 		return 0;
 	}
-	if (c->inst->bwrap && !strncmp(path, "/tmp", 4) &&
-	    (path[4] == '/' || path[4] == '\0')) {
-		if (asprintf(owned, "tmp%s", path + 4) < 0) {
-			*owned = NULL;
+	if (c->inst->bwrap) {
+		/* Under bubblewrap /tmp is the sandbox's tmp/, however the
+		 * path spells it. */
+		char *sq = squeeze(path);
+
+		if (!sq)
 			return ENOMEM;
+		if (!strncmp(sq, "/tmp", 4) && (sq[4] == '/' || !sq[4])) {
+			int n = asprintf(owned, "tmp%s", sq + 4);
+
+			free(sq);
+			if (n < 0) {
+				*owned = NULL;
+				return ENOMEM;
+			}
+			*dirfd = c->dir_fd;
+			*rel = *owned;
+			return 0;
 		}
-		*dirfd = c->dir_fd;
-		*rel = *owned;
+		*owned = sq;
+		*dirfd = AT_FDCWD;
+		*rel = sq;
 		return 0;
 	}
 	*dirfd = AT_FDCWD;

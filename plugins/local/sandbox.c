@@ -304,8 +304,12 @@ int tb_local_connect(void *instance, const char *sandbox_id, void **conn,
 	c->deadline = m.deadline;
 	c->meta_ino = m.ino;
 	c->meta_mtime = m.mtime;
-	c->home_fd =
-	    openat(c->dir_fd, "home", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* Under bubblewrap, a home a command replaced with a link is refused:
+	 * read_file and write_file would reach the link's target on the host.
+	 */
+	c->home_fd = openat(c->dir_fd, "home",
+	                    O_PATH | O_DIRECTORY | O_CLOEXEC |
+	                        (L->bwrap ? O_NOFOLLOW : 0));
 	if (c->home_fd < 0) {
 		err = errno;
 		goto fail;

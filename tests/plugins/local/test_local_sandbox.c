@@ -513,3 +513,97 @@ Test(local_sandbox, isolation_is_per_sandbox_not_per_root)
 	tl_p->ops.fini(safe);
 	tl_p->ops.fini(plain);
 }
+
+/* A bwrap instance, or a skipped test where bubblewrap cannot run. */
+static void *bwrap_instance(void)
+{
+	void *inst = NULL;
+	int rc;
+
+	if (access("/usr/bin/bwrap", X_OK) != 0 && access("/bin/bwrap", X_OK))
+		cr_skip_test("bubblewrap is not installed");
+	rc = tl_init("{\"root\":\"%s\",\"isolation\":\"bwrap\"}", &inst);
+	if (rc == TASKBOX_E_UNAVAILABLE)
+		cr_skip_test("bubblewrap cannot run here: %s", tl_err);
+	cr_assert_eq(rc, TASKBOX_OK, "%s", tl_err);
+	return inst;
+}
+
+/* Under bubblewrap the sandbox's own commands cannot widen it: they hold
+ * no capability; a tmp/ or home/ they replaced with a link to a host
+ * directory is refused rather than bound or written through; and
+ * read_file's /tmp is the sandbox's however the path spells it. */
+Test(local_sandbox, bwrap_holds_against_the_sandbox_own_commands)
+{
+	void *inst = bwrap_instance(), *again = NULL, *conn, *c2 = NULL;
+	char id[TASKBOX_SANDBOX_ID_MAX], victim[300], script[600], rel[700];
+	struct taskbox_exec_result res;
+	struct taskbox_buf data;
+	uint64_t size;
+	const char *spellings[] = {"//tmp/tb-spelled", "/./tmp/tb-spelled",
+	                           "/tmp//./tb-spelled"};
+
+	/* Outside the sandbox, inside this test's root (removed after it). */
+	snprintf(victim, sizeof victim, "%s/host-dir", tl_root);
+	cr_assert_eq(mkdir(victim, 0755), 0);
+	tl_create(inst, 0, id);
+	conn = tl_connect(inst, id);
+
+	tl_sh(conn, &res, "grep '^CapEff' /proc/self/status");
+	cr_assert(res.out.len >= 24 &&
+	              strstr((char *)res.out.data, "0000000000000000"),
+	          "%.*s", (int)res.out.len, (char *)res.out.data);
+	tl_res_free(&res);
+
+	/* /tmp as read_file sees it, however spelled. */
+	tl_sh(conn, &res, "printf inside > /tmp/tb-spelled");
+	tl_res_free(&res);
+	for (size_t i = 0; i < sizeof spellings / sizeof *spellings; i++) {
+		cr_assert_eq(tl_p->ops.read_file(conn, spellings[i], 0, 100,
+		                                 &data, &size, tl_err,
+		                                 sizeof tl_err),
+		             TASKBOX_OK, "%s: %s", spellings[i], tl_err);
+		cr_assert_eq(data.len, 6, "%s", spellings[i]);
+		cr_assert(!memcmp(data.data, "inside", 6));
+		free(data.data);
+	}
+
+	/* tmp/ replaced with a link to a host directory, as a command of the
+	 * sandbox can (done from here: this test's root is under /tmp, where
+	 * bubblewrap's own mounts would be in the way). */
+	snprintf(script, sizeof script, "%s/%s/tmp", tl_root, id);
+	snprintf(rel, sizeof rel, "%s/%s/tmp.old", tl_root, id);
+	cr_assert_eq(rename(script, rel), 0);
+	cr_assert_eq(symlink(victim, script), 0);
+	cr_assert_eq(tl_exec(conn, &res, 20000, 0, NULL, NULL, "sh", "-c",
+	                     "touch /tmp/planted", NULL),
+	             TASKBOX_E_PERMISSION, "%s", tl_err);
+	cr_assert(strstr(tl_err, "tmp/"), "%s", tl_err);
+	snprintf(rel, sizeof rel, "%s/planted", victim);
+	cr_assert_not(tl_exists(rel), "a command wrote in the host directory");
+
+	/* home/ replaced with a link: a fresh instance refuses the sandbox
+	 * instead of writing through the link. */
+	snprintf(script, sizeof script, "%s/%s/home", tl_root, id);
+	snprintf(rel, sizeof rel, "%s/%s/home.old", tl_root, id);
+	cr_assert_eq(rename(script, rel), 0);
+	cr_assert_eq(symlink(victim, script), 0);
+	tl_p->ops.close(conn);
+	cr_assert_eq(
+	    tl_init("{\"root\":\"%s\",\"isolation\":\"bwrap\"}", &again),
+	    TASKBOX_OK, "%s", tl_err);
+	if (tl_p->ops.connect(again, id, &c2, tl_err, sizeof tl_err) ==
+	    TASKBOX_OK) {
+		cr_assert_neq(tl_p->ops.write_file(
+		                  c2, "planted", (const unsigned char *)"x", 1,
+		                  0644, tl_err, sizeof tl_err),
+		              TASKBOX_OK);
+		tl_p->ops.close(c2);
+	}
+	snprintf(rel, sizeof rel, "%s/planted", victim);
+	cr_assert_not(tl_exists(rel), "write_file wrote through home/");
+	cr_assert_eq(tl_p->ops.destroy(again, id, tl_err, sizeof tl_err),
+	             TASKBOX_OK, "%s", tl_err);
+	tl_p->ops.fini(again);
+	tl_p->ops.fini(inst);
+}
