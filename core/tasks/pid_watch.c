@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,6 +24,17 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct watch watches[TB_PID_WATCH_MAX];
 static unsigned n_watches;
 static uint64_t clock_now;
+
+unsigned tb_pid_watch_cap(void)
+{
+	struct rlimit rl;
+	unsigned cap = TB_PID_WATCH_MAX;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 8 < cap)
+		cap = (unsigned)(rl.rlim_cur / 8);
+	return cap;
+}
 
 /* With the lock held: the watch of (pid, start), or NULL. */
 static struct watch *find(int64_t pid, uint64_t start)
@@ -90,7 +102,14 @@ void tb_pid_watch_keep(int64_t pid, uint64_t start, int fd)
 		close(fd);
 		return;
 	}
-	if (n_watches == TB_PID_WATCH_MAX) {
+	unsigned cap = tb_pid_watch_cap();
+
+	if (cap == 0) {
+		pthread_mutex_unlock(&lock);
+		close(fd);
+		return;
+	}
+	while (n_watches >= cap) {
 		struct watch *oldest = &watches[0];
 		for (unsigned i = 1; i < n_watches; i++)
 			if (watches[i].used < oldest->used)

@@ -8,9 +8,13 @@
 
 #include <stdint.h>
 
-/* The number of supervisors watched at once; the least recently checked
- * watch makes room for a new one. */
+/* The number of supervisors watched at once: this, or an eighth of the
+ * soft RLIMIT_NOFILE when that is lower (every watch holds a descriptor);
+ * the least recently checked watch makes room for a new one. */
 #define TB_PID_WATCH_MAX 128
+
+/* The number of watches kept under the current open-file limit. */
+unsigned tb_pid_watch_cap(void);
 
 /* 1 when the supervisor (pid, start) is watched and alive, 0 when it is
  * watched and has exited (the watch then ends), -1 when it is not

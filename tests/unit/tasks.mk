@@ -41,7 +41,8 @@ tests_unit_test_task_list_LDADD = $(tasks_unit_ldadd)
 # per provider) and the demo session.
 EXTRA_DIST += tests/contract/suite.mjs tests/contract/waiting.mjs \
 	tests/contract/providers/local.mjs \
-	tests/contract/local.test.mjs tests/demo/session.mjs tests/demo/run.sh
+	tests/contract/local.test.mjs tests/contract/local-nofile.test.mjs \
+	tests/demo/session.mjs tests/demo/run.sh
 if INTEGRATION_TESTS
-TESTS += tests/contract/local.test.mjs
+TESTS += tests/contract/local.test.mjs tests/contract/local-nofile.test.mjs
 endif
