@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -341,4 +342,33 @@ int tb_sup_alive(struct tb_box *box, const struct tb_task_record *rec,
 	else if (fd >= 0)
 		close(fd);
 	return live;
+}
+
+/* Tasks whose orphaned group this process already killed: a small ring,
+ * so polling a lost task does not run the cancel verb again and again. */
+#define REAPED_MAX 64
+static pthread_mutex_t reaped_lock = PTHREAD_MUTEX_INITIALIZER;
+static char reaped[REAPED_MAX][TB_SANDBOX_REF_MAX + TB_TASK_ID_LEN + 2];
+static unsigned reaped_next;
+
+int tb_sup_reap_orphans(struct tb_box *box, const char *task_id)
+{
+	char key[sizeof(reaped[0])];
+	struct tb_sup_reply reply;
+	unsigned i;
+
+	snprintf(key, sizeof(key), "%s/%s", box->id, task_id);
+	pthread_mutex_lock(&reaped_lock);
+	for (i = 0; i < REAPED_MAX && strcmp(reaped[i], key); i++)
+		;
+	if (i == REAPED_MAX) {
+		memcpy(reaped[reaped_next], key, sizeof(key));
+		reaped_next = (reaped_next + 1) % REAPED_MAX;
+	}
+	pthread_mutex_unlock(&reaped_lock);
+	if (i < REAPED_MAX)
+		return 0;
+	tb_sup_cancel(box, task_id, &reply);
+	tb_sup_reply_clear(&reply);
+	return 1;
 }

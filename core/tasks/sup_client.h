@@ -39,6 +39,17 @@ void tb_sup_start(struct tb_box *box, const char *task_id, const char *command,
 void tb_sup_cancel(struct tb_box *box, const char *task_id,
                    struct tb_sup_reply *reply);
 
+/* A task whose supervisor is gone cannot enforce its timeout: kills what
+ * is left of its process group through the `cancel` verb (which verifies
+ * the group's leader inside the sandbox first), once per task and server
+ * process. Returns 1 when it did so now, 0 when it was done before. */
+int tb_sup_reap_orphans(struct tb_box *box, const char *task_id);
+
+/* The reason given for a task whose supervisor is gone. */
+#define TB_SUP_GONE_WHY                                                        \
+	"the supervisor is gone: the task's outcome was never recorded, and "  \
+	"what was left of its process group was killed"
+
 /* `remove`: deletes a finished task's directory. */
 void tb_sup_remove(struct tb_box *box, const char *task_id,
                    struct tb_sup_reply *reply);

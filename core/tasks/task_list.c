@@ -52,8 +52,7 @@ static json_t *entry(struct tb_box *box, json_t *rec)
 	} else if (running &&
 	           json_is_true(json_object_get(rec, "supervisor_gone"))) {
 		state = "unknown";
-		error = "the supervisor is gone: the task's outcome was never "
-		        "recorded";
+		error = TB_SUP_GONE_WHY;
 	}
 	if (running && strcmp(state, "running") == 0) {
 		out_size = log_size(box, task_id, "stdout");

@@ -180,11 +180,11 @@ static int read_state(struct tb_box *box, const char *task_id,
 		return 0;
 	}
 	*state = TB_TASK_UNKNOWN;
-	if (alive == 0)
-		snprintf(why, whylen,
-		         "the supervisor is gone: the task's outcome was never "
-		         "recorded");
-	else
+	if (alive == 0) {
+		/* Nothing enforces its timeout any more. */
+		tb_sup_reap_orphans(box, task_id);
+		snprintf(why, whylen, "%s", TB_SUP_GONE_WHY);
+	} else
 		snprintf(why, whylen, "could not check the supervisor: %.900s",
 		         err);
 	return 0;

@@ -255,7 +255,10 @@ static int cancel_task(tb_call *call, json_t *args, json_t **result)
 	if (view_open(args, &task_id, &pr, &wait_ms, &box, result) < 0)
 		return 1;
 	tb_sup_cancel(&box, task_id, &reply);
-	if (reply.outcome == TB_SUP_RECORD)
+	if (reply.outcome == TB_SUP_RECORD && reply.rec.supervisor_gone)
+		snprintf(note, sizeof(note),
+		         "cancellation is not confirmed: %s", TB_SUP_GONE_WHY);
+	else if (reply.outcome == TB_SUP_RECORD)
 		snprintf(note, sizeof(note),
 		         "cancellation is not confirmed: the task was still "
 		         "running after the 3 s wait%s",
@@ -275,6 +278,22 @@ static int cancel_task(tb_call *call, json_t *args, json_t **result)
 	return rc;
 }
 
+/* True when the task's record says running but its supervisor is gone. */
+static bool supervisor_lost(struct tb_box *box, const char *task_id)
+{
+	struct tb_task_record rec;
+	char err[TB_ERR_MAX];
+	bool lost = false;
+
+	memset(&rec, 0, sizeof(rec));
+	if (tb_sup_read_status(box, task_id, &rec, err, sizeof(err)) ==
+	        TASKBOX_OK &&
+	    rec.state == TB_TASK_RUNNING)
+		lost = tb_sup_alive(box, &rec, err, sizeof(err)) == 0;
+	tb_task_record_clear(&rec);
+	return lost;
+}
+
 static int remove_task(tb_call *call, json_t *args, json_t **result)
 {
 	static const char *const known[] = {"sandbox_id", "task_id", NULL};
@@ -292,6 +311,14 @@ static int remove_task(tb_call *call, json_t *args, json_t **result)
 		return 1;
 	}
 	tb_sup_remove(&box, task_id, &reply);
+	if (reply.outcome == TB_SUP_REFUSED && !strcmp(reply.code, "running") &&
+	    supervisor_lost(&box, task_id)) {
+		/* What get_task calls unknown is removed like it: its orphaned
+		 * group is killed first. */
+		tb_sup_reply_clear(&reply);
+		tb_sup_reap_orphans(&box, task_id);
+		tb_sup_remove(&box, task_id, &reply);
+	}
 	/* A task whose start was interrupted before its first record leaves
 	 * no record to print back: the directory being gone is the proof. */
 	if (reply.outcome == TB_SUP_UNSURE &&

@@ -258,10 +258,26 @@ export function contractSuite(provider) {
       assert.equal(r5b.state, "unknown");
       assert.match(r5b.error, /supervisor/);
       await closeServer(fresh);
+      // Nothing enforces its timeout any more: what was left of its group
+      // was killed when the supervisor was found gone.
+      assert.match(r5.error, /process group was killed/);
+      const groupState = async (pgid) =>
+        (await run(s, sb, `st=$(cut -d" " -f3 /proc/${pgid}/stat 2>/dev/null); echo "\${st:-gone}"`)).stdout.trim();
+      await until("the lost task's group to be killed", async () => /^(gone|Z)$/.test(await groupState(rec.pgid)), 15000);
       const r6 = ok(await call(s, "cancel_task", { sandbox_id: sb, task_id: lost.task_id }), "cancel of unknown");
       assert.notEqual(r6.state, "cancelled", "cancellation is not claimed without a supervisor");
-      assert.ok(["unknown", "running"].includes(r6.state));
-      assert.match(r6.error, /not confirmed/);
+      assert.equal(r6.state, "unknown");
+      assert.match(r6.error, /not confirmed: the supervisor is gone/);
+      const l = ok(await call(s, "list_tasks", { sandbox_id: sb }), "list_tasks");
+      assert.equal(l.tasks.find((t) => t.task_id === lost.task_id).state, "unknown");
+      // remove_task straight after a supervisor's death (no get_task in
+      // between) removes it like any task that ended.
+      const lost2 = await start(s, sb, "sleep 300");
+      const rec2 = await statusRecord(s, sb, lost2.task_id);
+      await run(s, sb, `kill -9 ${rec2.supervisor_pid}`);
+      const gone2 = ok(await call(s, "remove_task", { sandbox_id: sb, task_id: lost2.task_id }), "remove_task of a lost task");
+      assert.equal(gone2.removed, true);
+      assert.match(await groupState(rec2.pgid), /^(gone|Z)$/);
       await closeServer(s);
     });
 
