@@ -162,22 +162,30 @@ static bool id_usable(const json_t *id)
 
 size_t tb_rpc_count_values(const char *text, size_t len, size_t limit)
 {
+	const unsigned char *p = (const unsigned char *)text, *end = p + len;
 	size_t n = 1;
-	bool in_string = false;
 
-	/* A value starts the text and follows each '[', ':' and ','. */
-	for (size_t i = 0; i < len && n <= limit; i++) {
-		char ch = text[i];
+	/* A value starts the text and follows each '[', ':' and ','; the
+	 * insides of strings are skipped with memchr. */
+	while (p < end && n <= limit) {
+		unsigned char ch = *p++;
 
-		if (in_string) {
-			if (ch == '\\')
-				i++;
-			else if (ch == '"')
-				in_string = false;
-		} else if (ch == '"') {
-			in_string = true;
-		} else if (ch == '[' || ch == ':' || ch == ',') {
+		if (ch == '[' || ch == ':' || ch == ',') {
 			n++;
+		} else if (ch == '"') {
+			for (;;) {
+				const unsigned char *q =
+				    memchr(p, '"', end - p);
+				const unsigned char *b = q;
+
+				if (!q)
+					return n;
+				while (b > p && b[-1] == '\\')
+					b--;
+				p = q + 1;
+				if ((q - b) % 2 == 0)
+					break; /* not escaped */
+			}
 		}
 	}
 	return n;
@@ -185,11 +193,17 @@ size_t tb_rpc_count_values(const char *text, size_t len, size_t limit)
 
 void tb_rpc_parse(const char *text, size_t len, struct tb_rpc_msg *m)
 {
+	tb_rpc_parse_counted(
+	    text, len, tb_rpc_count_values(text, len, TB_RPC_MAX_VALUES), m);
+}
+
+void tb_rpc_parse_counted(const char *text, size_t len, size_t values,
+                          struct tb_rpc_msg *m)
+{
 	json_error_t jerr;
 
 	memset(m, 0, sizeof *m);
-	if (tb_rpc_count_values(text, len, TB_RPC_MAX_VALUES) >
-	    TB_RPC_MAX_VALUES) {
+	if (values > TB_RPC_MAX_VALUES) {
 		set_invalid(m, TB_RPC_INVALID_REQUEST,
 		            "Invalid Request: more than %d JSON values in one "
 		            "message",

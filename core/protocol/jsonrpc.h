@@ -87,6 +87,10 @@ struct tb_rpc_msg {
  * (single object, "jsonrpc":"2.0", id a string or an integer, method a
  * string, params an object). Always fills m; call tb_rpc_msg_clear after. */
 void tb_rpc_parse(const char *text, size_t len, struct tb_rpc_msg *m);
+/* The same, with the text's tb_rpc_count_values already taken (limit
+ * TB_RPC_MAX_VALUES). */
+void tb_rpc_parse_counted(const char *text, size_t len, size_t values,
+                          struct tb_rpc_msg *m);
 void tb_rpc_msg_clear(struct tb_rpc_msg *m);
 
 /* True when lines holds only JSON whitespace. */

@@ -206,7 +206,10 @@ static void admit(struct tb_mcp *s, size_t cost)
 {
 	struct timespec until;
 
-	if (!s->opts.max_calls && !s->opts.max_cost)
+	/* Nothing in flight (the common case): admitted without the lock.
+	 * Only this thread adds calls, so the count cannot grow meanwhile. */
+	if ((!s->opts.max_calls && !s->opts.max_cost) ||
+	    __atomic_load_n(&s->inflight, __ATOMIC_ACQUIRE) == 0)
 		return;
 	pthread_mutex_lock(&s->calls_lock);
 	while (full(s, cost) &&
@@ -232,7 +235,7 @@ void tb_mcp_handle_line(struct tb_mcp *s, const char *line, size_t len)
 	values = tb_rpc_count_values(line, len, TB_RPC_MAX_VALUES);
 	s->line_cost = len + values * TB_RPC_VALUE_COST;
 	admit(s, s->line_cost);
-	tb_rpc_parse(line, len, &m);
+	tb_rpc_parse_counted(line, len, values, &m);
 	switch (m.kind) {
 	case TB_RPC_REQUEST:
 		request(s, &m);

@@ -21,7 +21,8 @@ struct tb_mcp {
 	char version[16];           /* negotiated; set before any call */
 	int shutting_down;          /* atomic */
 	/* Admission, under calls_lock: */
-	unsigned inflight;    /* calls on the list */
+	unsigned inflight;    /* calls on the list (changed under the lock,
+	                         atomically: admit reads it without) */
 	size_t inflight_cost; /* their cost */
 	pthread_cond_t room;  /* a call left the list */
 	size_t line_cost;     /* the line being handled (reader only) */

@@ -70,7 +70,7 @@ bool tb_call_unlink(struct tb_call *c)
 	for (struct tb_call **p = &s->calls; *p; p = &(*p)->next)
 		if (*p == c) {
 			*p = c->next;
-			s->inflight--;
+			__atomic_sub_fetch(&s->inflight, 1, __ATOMIC_RELEASE);
 			s->inflight_cost -= c->cost;
 			pthread_cond_signal(&s->room);
 			break;
@@ -188,7 +188,7 @@ void tb_call_submit(struct tb_call *c)
 	pthread_mutex_lock(&s->calls_lock);
 	c->next = s->calls;
 	s->calls = c;
-	s->inflight++;
+	__atomic_add_fetch(&s->inflight, 1, __ATOMIC_RELEASE);
 	s->inflight_cost += c->cost;
 	pthread_mutex_unlock(&s->calls_lock);
 	if (!s->opts.pool) {

@@ -223,23 +223,33 @@ static int view_open(json_t *args, const char **task_id, struct tb_page_req *pr,
 	return 0;
 }
 
+/* tb_task_wait through the call, then closes box; returns like it. */
+static int wait_and_close(tb_call *call, struct tb_box *box,
+                          const char *task_id, const struct tb_page_req *pr,
+                          const char *note, uint32_t wait_ms,
+                          enum tb_wait_until until, json_t **result)
+{
+	struct tb_waiter waiter;
+	int rc;
+
+	tb_call_waiter(call, &waiter);
+	rc = tb_task_wait(&waiter, box, task_id, pr, note, wait_ms, until,
+	                  result);
+	tb_box_close(box);
+	return rc;
+}
+
 static int get_task(tb_call *call, json_t *args, json_t **result)
 {
 	const char *task_id;
 	struct tb_page_req pr;
 	struct tb_box box;
 	uint32_t wait_ms;
-	int rc;
 
 	if (view_open(args, &task_id, &pr, &wait_ms, &box, result) < 0)
 		return 1;
-	struct tb_waiter waiter;
-
-	tb_call_waiter(call, &waiter);
-	rc = tb_task_wait(&waiter, &box, task_id, &pr, NULL, wait_ms,
-	                  TB_WAIT_CHANGE, result);
-	tb_box_close(&box);
-	return rc;
+	return wait_and_close(call, &box, task_id, &pr, NULL, wait_ms,
+	                      TB_WAIT_CHANGE, result);
 }
 
 static int cancel_task(tb_call *call, json_t *args, json_t **result)
@@ -250,7 +260,6 @@ static int cancel_task(tb_call *call, json_t *args, json_t **result)
 	struct tb_page_req pr;
 	struct tb_box box;
 	uint32_t wait_ms;
-	int rc;
 
 	if (view_open(args, &task_id, &pr, &wait_ms, &box, result) < 0)
 		return 1;
@@ -269,13 +278,8 @@ static int cancel_task(tb_call *call, json_t *args, json_t **result)
 	tb_sup_reply_clear(&reply);
 	/* Only the end of the task confirms a cancellation: output that
 	 * trails in meanwhile does not end this wait. */
-	struct tb_waiter waiter;
-
-	tb_call_waiter(call, &waiter);
-	rc = tb_task_wait(&waiter, &box, task_id, &pr, note, wait_ms,
-	                  TB_WAIT_TERMINAL, result);
-	tb_box_close(&box);
-	return rc;
+	return wait_and_close(call, &box, task_id, &pr, note, wait_ms,
+	                      TB_WAIT_TERMINAL, result);
 }
 
 /* True when the task's record says running but its supervisor is gone. */

@@ -261,3 +261,28 @@ Test(rpc, dump_with_adds_a_serialized_member_to_the_result)
 	                "null");
 	json_decref(id);
 }
+
+/* The value count that guards the parse: structure outside strings only,
+ * escapes inside strings honoured, and it stops once past the limit. */
+Test(envelope, values_are_counted_outside_strings)
+{
+	static const struct {
+		const char *text;
+		size_t values;
+	} cases[] = {
+	    {"1", 1},
+	    {"[]", 2}, /* an estimate from above: '[' may open an empty array */
+	    {"[1,2,3]", 4},
+	    {"{\"a\":1,\"b\":[true,null]}", 6},
+	    {"\"a,b:[c\"", 1},
+	    {"[\"a\\\",b\",\"c\\\\\",1]", 4},
+	    {"[\"\\\\\\\"[,:\"]", 2},
+	    {"\"unterminated, [", 1},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+		cr_assert_eq(tb_rpc_count_values(cases[i].text,
+		                                 strlen(cases[i].text), 100),
+		             cases[i].values, "%s", cases[i].text);
+	cr_assert_eq(tb_rpc_count_values("[1,1,1,1,1,1,1,1]", 17, 3), 4,
+	             "stops once past the limit");
+}

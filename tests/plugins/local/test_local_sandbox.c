@@ -398,13 +398,10 @@ Test(local_sandbox, init_sweeps_expired_sandboxes)
 	tl_p->ops.fini(inst);
 }
 
-Test(local_sandbox, bwrap_isolation)
+/* A bwrap instance, or a skipped test where bubblewrap cannot run. */
+static void *bwrap_instance(void)
 {
-	void *inst = NULL, *conn;
-	char id[TASKBOX_SANDBOX_ID_MAX], path[512];
-	struct taskbox_exec_result res;
-	struct taskbox_buf data;
-	uint64_t size;
+	void *inst = NULL;
 	int rc;
 
 	if (access("/usr/bin/bwrap", X_OK) != 0 && access("/bin/bwrap", X_OK))
@@ -413,6 +410,16 @@ Test(local_sandbox, bwrap_isolation)
 	if (rc == TASKBOX_E_UNAVAILABLE)
 		cr_skip_test("bubblewrap cannot run here: %s", tl_err);
 	cr_assert_eq(rc, TASKBOX_OK, "%s", tl_err);
+	return inst;
+}
+
+Test(local_sandbox, bwrap_isolation)
+{
+	void *inst = bwrap_instance(), *conn;
+	char id[TASKBOX_SANDBOX_ID_MAX], path[512];
+	struct taskbox_exec_result res;
+	struct taskbox_buf data;
+	uint64_t size;
 	tl_create(inst, 0, id);
 	conn = tl_connect(inst, id);
 	/* Outside the sandbox and outside /tmp (which is the sandbox's). */
@@ -512,21 +519,6 @@ Test(local_sandbox, isolation_is_per_sandbox_not_per_root)
 	             TASKBOX_OK, "%s", tl_err);
 	tl_p->ops.fini(safe);
 	tl_p->ops.fini(plain);
-}
-
-/* A bwrap instance, or a skipped test where bubblewrap cannot run. */
-static void *bwrap_instance(void)
-{
-	void *inst = NULL;
-	int rc;
-
-	if (access("/usr/bin/bwrap", X_OK) != 0 && access("/bin/bwrap", X_OK))
-		cr_skip_test("bubblewrap is not installed");
-	rc = tl_init("{\"root\":\"%s\",\"isolation\":\"bwrap\"}", &inst);
-	if (rc == TASKBOX_E_UNAVAILABLE)
-		cr_skip_test("bubblewrap cannot run here: %s", tl_err);
-	cr_assert_eq(rc, TASKBOX_OK, "%s", tl_err);
-	return inst;
 }
 
 /* Under bubblewrap the sandbox's own commands cannot widen it: they hold
