@@ -149,8 +149,6 @@ static bool drain_lines(struct reader *r)
 	return false;
 }
 
-/* The pool's lead: reads until EOF, a read error or a stop signal (true),
- * or until a call read here is to run on this thread (false). */
 /* Ends a wait for admission once SIGTERM or SIGINT came. */
 static bool interrupted(void *ctx)
 {
@@ -158,6 +156,8 @@ static bool interrupted(void *ctx)
 	return stop_signal != 0;
 }
 
+/* The pool's lead: reads until EOF, a read error or a stop signal (true),
+ * or until a call read here is to run on this thread (false). */
 static bool read_lines(void *ctx)
 {
 	struct reader *r = ctx;
