@@ -5,7 +5,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "docker.h"
 
@@ -36,25 +35,15 @@ int tb_dk_want_init(struct tb_dk *dk)
 	return !absent;
 }
 
-/* Case-insensitive strstr. */
-static int has(const char *s, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (; *s; s++)
-		if (!strncasecmp(s, word, n))
-			return 1;
-	return 0;
-}
-
 int tb_dk_init_missing(const char *msg)
 {
 	/* podman: "container-init binary not found on the host: stat
 	 * /usr/libexec/podman/catatonit: ..."; Docker: "exec: \"docker-init\":
 	 * executable file not found in $PATH". */
-	return has(msg, "container-init") || has(msg, "docker-init") ||
-	       has(msg, "init binary") || has(msg, "catatonit") ||
-	       has(msg, "init_path");
+	return strcasestr(msg, "container-init") ||
+	       strcasestr(msg, "docker-init") ||
+	       strcasestr(msg, "init binary") || strcasestr(msg, "catatonit") ||
+	       strcasestr(msg, "init_path");
 }
 
 int tb_dk_init_refused(struct tb_dk *dk, char *errbuf, size_t errlen)

@@ -744,7 +744,6 @@ static void pid1_of_new_box(void *in, char *out, size_t n)
 static int containers_on(const char *docker_host)
 {
 	char cmd[4096], buf[4096];
-	int n = 0;
 	FILE *p;
 
 	snprintf(cmd, sizeof(cmd),
@@ -756,8 +755,7 @@ static int containers_on(const char *docker_host)
 	cr_assert(p);
 	cr_assert(fgets(buf, sizeof(buf), p));
 	pclose(p);
-	n = atoi(buf);
-	return n;
+	return atoi(buf);
 }
 
 Test(docker, init_setting_is_checked)

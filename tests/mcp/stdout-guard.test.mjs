@@ -42,7 +42,6 @@ test("a command cannot write onto the server's stdout", { timeout: 60000 }, asyn
   });
   client = new Client({ name: "stdout-guard", version: "1.0.0" }, { capabilities: {} });
   const seen = [];
-  transport.onmessage = undefined;
   await client.connect(transport);
   const orig = transport.onmessage;
   transport.onmessage = (msg) => {
