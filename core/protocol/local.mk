@@ -6,6 +6,7 @@ libtaskbox_core_la_SOURCES += \
 	core/protocol/mcp.c \
 	core/protocol/mcp_tasks.c \
 	core/protocol/mcp_tools.c \
+	core/protocol/parker.c \
 	core/protocol/tool_call.c \
 	core/protocol/workers.c
 noinst_HEADERS += \
@@ -13,4 +14,5 @@ noinst_HEADERS += \
 	core/protocol/mcp.h \
 	core/protocol/mcp_session.h \
 	core/protocol/mcp_tasks.h \
+	core/protocol/parker.h \
 	core/protocol/workers.h

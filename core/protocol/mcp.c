@@ -42,19 +42,25 @@ void tb_mcp_send(struct tb_mcp *s, json_t *msg)
 	char *text = msg ? tb_rpc_dump(msg) : NULL;
 
 	json_decref(msg);
-	tb_mcp_send_line(s, text);
+	tb_mcp_write(s, &s->current, text, true);
 }
 
-void tb_mcp_send_line(struct tb_mcp *s, char *text)
+void tb_mcp_write(struct tb_mcp *s, const struct tb_mcp_sink *sink, char *text,
+                  bool reply)
 {
 	if (!text) {
 		tb_log(TB_LOG_ERROR, "out of memory building a message");
 		return;
 	}
 	pthread_mutex_lock(&s->out_lock);
-	s->opts.write(s->opts.ctx, text, strlen(text));
+	sink->write(sink->ctx, text, strlen(text), reply);
 	pthread_mutex_unlock(&s->out_lock);
 	free(text);
+}
+
+const char *tb_mcp_version(const struct tb_mcp *s)
+{
+	return s->version;
 }
 
 bool tb_mcp_at_least(const struct tb_mcp *s, const char *v)
@@ -78,8 +84,24 @@ void tb_mcp_shutdown(struct tb_mcp *s)
 		pthread_mutex_lock(&c->lock);
 		pthread_cond_broadcast(&c->wake);
 		pthread_mutex_unlock(&c->lock);
+		if (s->opts.parker)
+			tb_parker_wake(s->opts.parker, &c->park);
 	}
 	pthread_mutex_unlock(&s->calls_lock);
+}
+
+void tb_mcp_close(struct tb_mcp *s, void (*done)(void *ctx), void *ctx)
+{
+	tb_mcp_shutdown(s);
+	pthread_mutex_lock(&s->calls_lock);
+	bool now = s->live == 0;
+	if (!now) {
+		s->closed = done;
+		s->closed_ctx = ctx;
+	}
+	pthread_mutex_unlock(&s->calls_lock);
+	if (now)
+		done(ctx);
 }
 
 /* The answer to initialize: the client's version when served, else the
@@ -118,6 +140,18 @@ static json_t *initialize(struct tb_mcp *s, json_t *id, json_t *params)
 	return tb_rpc_result(id, result);
 }
 
+bool tb_mcp_cancel_request(struct tb_mcp *s, const char *id_key)
+{
+	pthread_mutex_lock(&s->calls_lock);
+	struct tb_call *c = tb_mcp_find_call(s, id_key);
+	if (c)
+		tb_call_cancel(c);
+	pthread_mutex_unlock(&s->calls_lock);
+	tb_log(TB_LOG_DEBUG, "cancel %s: %s", id_key,
+	       c ? "stopping the call" : "no such call in flight");
+	return c != NULL;
+}
+
 /* notifications/cancelled: the call stops and is never answered. */
 static void cancelled(struct tb_mcp *s, json_t *params)
 {
@@ -126,13 +160,7 @@ static void cancelled(struct tb_mcp *s, json_t *params)
 
 	if (!key)
 		return;
-	pthread_mutex_lock(&s->calls_lock);
-	struct tb_call *c = tb_mcp_find_call(s, key);
-	if (c)
-		tb_call_cancel(c);
-	pthread_mutex_unlock(&s->calls_lock);
-	tb_log(TB_LOG_DEBUG, "cancel %s: %s", key,
-	       c ? "stopping the call" : "no such call in flight");
+	tb_mcp_cancel_request(s, key);
 	free(key);
 }
 
@@ -195,7 +223,8 @@ static bool full(const struct tb_mcp *s, size_t cost)
 {
 	if (s->inflight == 0)
 		return false;
-	return (s->opts.max_calls && s->inflight >= s->opts.max_calls) ||
+	return (s->opts.max_calls &&
+	        s->inflight - s->parked >= s->opts.max_calls) ||
 	       (s->opts.max_cost && s->inflight_cost + cost > s->opts.max_cost);
 }
 
@@ -227,9 +256,18 @@ static void admit(struct tb_mcp *s, size_t cost)
 
 void tb_mcp_handle_line(struct tb_mcp *s, const char *line, size_t len)
 {
+	struct tb_mcp_sink out = {s->opts.write, s->opts.ctx, NULL, NULL};
+
+	tb_mcp_handle_message(s, line, len, &out);
+}
+
+void tb_mcp_handle_message(struct tb_mcp *s, const char *line, size_t len,
+                           const struct tb_mcp_sink *sink)
+{
 	struct tb_rpc_msg m;
 	size_t values;
 
+	s->current = *sink;
 	if (tb_rpc_blank(line, len))
 		return;
 	values = tb_rpc_count_values(line, len, TB_RPC_MAX_VALUES);
@@ -260,6 +298,8 @@ void tb_mcp_handle_line(struct tb_mcp *s, const char *line, size_t len)
 
 void tb_mcp_line_too_long(struct tb_mcp *s, size_t max)
 {
+	s->current =
+	    (struct tb_mcp_sink){s->opts.write, s->opts.ctx, NULL, NULL};
 	tb_log(TB_LOG_WARN, "dropped a line longer than %zu bytes", max);
 	tb_mcp_send(s, tb_rpc_error(NULL, TB_RPC_INVALID_REQUEST,
 	                            "Invalid Request: message longer than "

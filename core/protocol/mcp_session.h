@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "protocol/mcp.h"
+#include "protocol/parker.h"
 #include "tools/tool.h"
 #include "tools/tools_registry.h"
 
@@ -24,8 +25,15 @@ struct tb_mcp {
 	unsigned inflight;    /* calls on the list (changed under the lock,
 	                         atomically: admit reads it without) */
 	size_t inflight_cost; /* their cost */
+	unsigned parked;      /* of them, parked (holding no worker) */
 	pthread_cond_t room;  /* a call left the list */
 	size_t line_cost;     /* the line being handled (reader only) */
+	struct tb_mcp_sink current; /* where the message being handled is
+	                               answered (reader only) */
+	/* Closing (tb_mcp_close), under calls_lock: */
+	unsigned live;             /* calls made and not yet freed */
+	void (*closed)(void *ctx); /* called once live is 0 */
+	void *closed_ctx;
 };
 
 /* A message whose cost passes this gives its memory back to the system
@@ -48,19 +56,32 @@ struct tb_call {
 	json_t *progress_token; /* or NULL */
 	pthread_mutex_t lock;   /* with wake: tb_call_sleep */
 	pthread_cond_t wake;
-	int cancelled;        /* atomic: by the client */
-	size_t cost;          /* of its message, for admission */
+	int cancelled;           /* atomic: by the client */
+	size_t cost;             /* of its message, for admission */
+	struct tb_mcp_sink sink; /* where its progress and answer go (held) */
+	/* Parking (tb_call_park), set by the handler or step that parks: */
+	tb_tool_step_fn step;
+	void *step_state;
+	uint32_t park_ms;
+	struct tb_park park;  /* its entry in the parker */
 	bool have_progress;   /* last_progress is set */
 	double last_progress; /* progress must increase */
 	struct tb_call *next;
 };
 
-/* Serialises msg and writes it; steals msg. Thread-safe. */
+/* Serialises msg, an answer to the message being handled, and writes it
+ * to that message's sink; steals msg. The reader only. */
 void tb_mcp_send(struct tb_mcp *s, json_t *msg);
 
-/* Writes a message already serialised (tb_rpc_dump's form); frees it.
- * NULL is logged as out of memory. Thread-safe. */
-void tb_mcp_send_line(struct tb_mcp *s, char *text);
+/* Writes a message already serialised (tb_rpc_dump's form) to sink under
+ * s's output lock; frees it. NULL is logged as out of memory. reply as in
+ * tb_mcp_write_fn. Thread-safe. */
+void tb_mcp_write(struct tb_mcp *s, const struct tb_mcp_sink *sink, char *text,
+                  bool reply);
+
+/* Serialises msg and writes it to c's sink; steals msg. reply as in
+ * tb_mcp_write_fn. Thread-safe. */
+void tb_call_send(struct tb_call *c, json_t *msg, bool reply);
 
 /* True when the negotiated version is v or newer. */
 bool tb_mcp_at_least(const struct tb_mcp *s, const char *v);

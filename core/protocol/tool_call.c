@@ -14,6 +14,7 @@
 #include "protocol/workers.h"
 
 static const struct tb_call_ops call_ops;
+static bool op_sleep(tb_call *base, uint32_t timeout_ms);
 
 struct tb_call *tb_call_new(struct tb_mcp *s, const struct tb_tool_entry *tool,
                             json_t *id, const char *id_key, json_t *args,
@@ -29,7 +30,13 @@ struct tb_call *tb_call_new(struct tb_mcp *s, const struct tb_tool_entry *tool,
 		free(c);
 		return NULL;
 	}
+	pthread_mutex_lock(&s->calls_lock);
+	s->live++;
+	pthread_mutex_unlock(&s->calls_lock);
 	c->cost = s->line_cost;
+	c->sink = s->current;
+	if (c->sink.hold)
+		c->sink.hold(c->sink.ctx);
 	c->base.ops = &call_ops;
 	c->base.session = s->opts.session;
 	c->mcp = s;
@@ -55,10 +62,25 @@ void tb_call_free(struct tb_call *c)
 	pthread_cond_destroy(&c->wake);
 	pthread_mutex_destroy(&c->lock);
 	free(c->id_key);
+	if (c->sink.release)
+		c->sink.release(c->sink.ctx);
+	struct tb_mcp *s = c->mcp;
 	bool large = c->cost > TB_RPC_TRIM_COST;
 	free(c);
 	if (large)
 		malloc_trim(0); /* a large call's memory goes back */
+	/* The session's last call is gone: a close waiting for it is done. */
+	void (*closed)(void *) = NULL;
+	void *closed_ctx = NULL;
+	pthread_mutex_lock(&s->calls_lock);
+	if (--s->live == 0 && s->closed) {
+		closed = s->closed;
+		closed_ctx = s->closed_ctx;
+		s->closed = NULL;
+	}
+	pthread_mutex_unlock(&s->calls_lock);
+	if (closed)
+		closed(closed_ctx);
 }
 
 bool tb_call_unlink(struct tb_call *c)
@@ -86,6 +108,8 @@ void tb_call_cancel(struct tb_call *c)
 	pthread_mutex_lock(&c->lock);
 	pthread_cond_broadcast(&c->wake);
 	pthread_mutex_unlock(&c->lock);
+	if (c->mcp->opts.parker)
+		tb_parker_wake(c->mcp->opts.parker, &c->park);
 }
 
 /* The CallToolResult for out without structuredContent; *structured gets
@@ -128,17 +152,11 @@ static json_t *error_result(const struct tb_call *c, const char *message)
 	                           true);
 }
 
-/* Runs the tool's handler: its CallToolResult (with the structured
- * content's text apart, see tool_answer), or NULL when out of memory. */
-static json_t *run_tool(struct tb_call *c, char **structured)
+/* The CallToolResult for what a handler or step returned (rc, out), or
+ * NULL when out of memory; *structured as in tool_answer. */
+static json_t *handler_answer(struct tb_call *c, int rc, json_t *out,
+                              char **structured)
 {
-	char why[512];
-	json_t *out = NULL;
-
-	*structured = NULL;
-	if (tb_schema_validate(c->tool->validator, c->args, why, sizeof why))
-		return error_result(c, why);
-	int rc = c->tool->tool->fn(&c->base, c->args, &out);
 	if ((rc == 0 || rc == 1) && json_is_object(out))
 		return tool_answer(c, out, rc == 1, structured);
 	tb_log(TB_LOG_ERROR, "tool %s broke its contract (returned %d)",
@@ -147,38 +165,136 @@ static json_t *run_tool(struct tb_call *c, char **structured)
 	return error_result(c, "internal error in the tool");
 }
 
-void tb_call_run(void *arg)
+/* Sends c's answer (unless the client cancelled it) and frees c. msg is
+ * the response, NULL when out of memory; structured as in tool_answer. */
+static void finish(struct tb_call *c, json_t *msg, char *structured)
 {
-	struct tb_call *c = arg;
-	json_t *msg = NULL;
-	char *structured = NULL;
-	bool never_started = __atomic_load_n(&c->cancelled, __ATOMIC_SEQ_CST);
-
-	if (!never_started) {
-		if (c->job) {
-			msg = c->job(c);
-		} else {
-			json_t *result = run_tool(c, &structured);
-			msg = result ? tb_rpc_result(c->id, result) : NULL;
-		}
-	}
 	if (tb_call_unlink(c)) {
 		tb_log(TB_LOG_DEBUG, "call %s cancelled: no answer", c->id_key);
 		json_decref(msg);
 	} else if (!msg) {
-		tb_mcp_send(c->mcp,
-		            tb_rpc_error(c->id, TB_RPC_INTERNAL_ERROR,
-		                         "Internal error: out of memory"));
+		tb_call_send(c,
+		             tb_rpc_error(c->id, TB_RPC_INTERNAL_ERROR,
+		                          "Internal error: out of memory"),
+		             true);
 	} else if (structured) {
-		tb_mcp_send_line(
-		    c->mcp,
-		    tb_rpc_dump_with(msg, "structuredContent", structured));
+		tb_mcp_write(
+		    c->mcp, &c->sink,
+		    tb_rpc_dump_with(msg, "structuredContent", structured),
+		    true);
 		json_decref(msg);
 	} else {
-		tb_mcp_send(c->mcp, msg);
+		tb_call_send(c, msg, true);
 	}
 	free(structured);
 	tb_call_free(c);
+}
+
+static void resume(void *arg);
+
+/* Counts a call in or out of the session's parked ones, which hold no
+ * worker and so leave room for another call (tb_mcp_opts admission). */
+static void count_parked(struct tb_mcp *s, int delta)
+{
+	pthread_mutex_lock(&s->calls_lock);
+	s->parked += (unsigned)delta;
+	pthread_cond_signal(&s->room);
+	pthread_mutex_unlock(&s->calls_lock);
+}
+
+/* Hands c to the parker until its step is due; false when there is no
+ * parker to take it (or it is stopping, or c is cancelled). */
+static bool park(struct tb_call *c)
+{
+	struct tb_parker *p = c->mcp->opts.parker;
+
+	if (!p || tb_call_is_cancelled(c))
+		return false;
+	c->park.fn = resume;
+	c->park.arg = c;
+	count_parked(c->mcp, 1);
+	if (tb_parker_add(p, &c->park, c->park_ms) < 0) {
+		count_parked(c->mcp, -1);
+		return false;
+	}
+	/* A cancel between the check above and the add found nothing to
+	 * wake: wake it here. */
+	if (tb_call_is_cancelled(c))
+		tb_parker_wake(p, &c->park);
+	return true;
+}
+
+/* Runs c's pending step; returns its rc with *out. */
+static int run_step(struct tb_call *c, json_t **out)
+{
+	tb_tool_step_fn step = c->step;
+	void *state = c->step_state;
+
+	c->step = NULL;
+	c->step_state = NULL;
+	return step(&c->base, state, out);
+}
+
+/* Ends c with its handler's or step's rc and out, or parks it: with the
+ * parker no thread waits for the step; without one this thread sleeps
+ * until it is due and runs it. */
+static void settle(struct tb_call *c, int rc, json_t *out)
+{
+	char *structured = NULL;
+	json_t *result;
+
+	while (rc == TB_TOOL_PARKED && c->step) {
+		if (park(c))
+			return;
+		if (!tb_call_is_cancelled(c))
+			op_sleep(&c->base, c->park_ms);
+		out = NULL;
+		rc = run_step(c, &out);
+	}
+	result = handler_answer(c, rc, out, &structured);
+	finish(c, result ? tb_rpc_result(c->id, result) : NULL, structured);
+}
+
+/* A parked call's step, due or woken: run by the pool. */
+static void resume(void *arg)
+{
+	struct tb_call *c = arg;
+	json_t *out = NULL;
+
+	count_parked(c->mcp, -1);
+	int rc = run_step(c, &out);
+
+	settle(c, rc, out);
+}
+
+void tb_call_run(void *arg)
+{
+	struct tb_call *c = arg;
+	json_t *out = NULL;
+	char why[512];
+
+	if (__atomic_load_n(&c->cancelled, __ATOMIC_SEQ_CST)) {
+		finish(c, NULL, NULL); /* never started: nobody waits */
+		return;
+	}
+	if (c->job) {
+		finish(c, c->job(c), NULL);
+		return;
+	}
+	if (tb_schema_validate(c->tool->validator, c->args, why, sizeof why)) {
+		finish(c, tb_rpc_result(c->id, error_result(c, why)), NULL);
+		return;
+	}
+	int rc = c->tool->tool->fn(&c->base, c->args, &out);
+	settle(c, rc, out);
+}
+
+void tb_call_send(struct tb_call *c, json_t *msg, bool reply)
+{
+	char *text = msg ? tb_rpc_dump(msg) : NULL;
+
+	json_decref(msg);
+	tb_mcp_write(c->mcp, &c->sink, text, reply);
 }
 
 void tb_call_submit(struct tb_call *c)
@@ -245,8 +361,9 @@ static void op_progress(tb_call *base, double progress, double total,
 			json_object_set_new(params, "message", m);
 	}
 	if (params)
-		tb_mcp_send(call->mcp, tb_rpc_notification(
-		                           "notifications/progress", params));
+		tb_call_send(
+		    call, tb_rpc_notification("notifications/progress", params),
+		    false);
 }
 
 static bool op_sleep(tb_call *base, uint32_t timeout_ms)
@@ -270,8 +387,19 @@ static bool op_sleep(tb_call *base, uint32_t timeout_ms)
 	return tb_call_is_cancelled(call);
 }
 
+static void op_park(tb_call *base, uint32_t ms, tb_tool_step_fn step,
+                    void *state)
+{
+	struct tb_call *call = (struct tb_call *)base;
+
+	call->park_ms = ms;
+	call->step = step;
+	call->step_state = state;
+}
+
 static const struct tb_call_ops call_ops = {
     .cancelled = op_cancelled,
     .progress = op_progress,
     .sleep = op_sleep,
+    .park = op_park,
 };

@@ -2,10 +2,12 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "tasks/sup_client.h"
+#include "tasks/task_id.h"
 #include "tasks/task_wait.h"
 
 /* A running task's full view (with its liveness check) is taken at least
@@ -86,49 +88,127 @@ static bool probe(struct tb_box *box, const char *task_id,
 	return due;
 }
 
+struct tb_wait {
+	struct tb_box box; /* owned, closed at the end */
+	char task_id[TB_TASK_ID_LEN + 1];
+	struct tb_page_req pr;
+	char *note;
+	uint32_t wait_ms;
+	enum tb_wait_until until;
+	uint64_t start;  /* when it began */
+	uint64_t viewed; /* when the last full view was taken */
+	uint64_t cost;   /* what the last probe or view cost */
+	json_t *view;    /* the last view, or a tool error */
+	int rc;          /* tb_task_view's for it */
+	bool done;       /* the view settles it, or it failed */
+};
+
+/* Takes a full view into wait. */
+static void view(struct tb_wait *wait)
+{
+	uint64_t before = now_us();
+
+	json_decref(wait->view);
+	wait->view = NULL;
+	wait->viewed = before;
+	wait->rc = tb_task_view(&wait->box, wait->task_id, &wait->pr,
+	                        wait->note, &wait->view);
+	wait->cost = now_us() - before;
+	wait->done =
+	    wait->rc != 0 || settled(wait->view, &wait->pr, wait->until);
+}
+
+struct tb_wait *tb_wait_begin(struct tb_box *box, const char *task_id,
+                              const struct tb_page_req *pr, const char *note,
+                              uint32_t wait_ms, enum tb_wait_until until)
+{
+	struct tb_wait *wait = calloc(1, sizeof *wait);
+
+	if (!wait || (note && !(wait->note = strdup(note)))) {
+		free(wait);
+		return NULL;
+	}
+	wait->box = *box;
+	memset(box, 0, sizeof *box);
+	snprintf(wait->task_id, sizeof wait->task_id, "%s", task_id);
+	wait->pr = *pr;
+	wait->wait_ms = wait_ms;
+	wait->until = until;
+	wait->start = now_us();
+	view(wait);
+	return wait;
+}
+
+bool tb_wait_pending(struct tb_wait *wait, const struct tb_waiter *w,
+                     uint32_t *ms)
+{
+	uint64_t spent = now_us() - wait->start;
+	uint64_t limit_us = (uint64_t)wait->wait_ms * 1000u;
+
+	if (wait->done ||
+	    (wait->wait_ms != TB_WAIT_FOREVER && spent >= limit_us))
+		return false;
+	uint32_t left = wait->wait_ms == TB_WAIT_FOREVER
+	                    ? UINT32_MAX
+	                    : (uint32_t)((limit_us - spent + 999) / 1000);
+	/* Never right before the answer: a client may drop a progress
+	 * notification that its result overtakes. */
+	if (left >= TB_WAIT_MIN_MS)
+		w->progress(w->arg,
+		            (double)(field_int(wait->view, "stdout_size") +
+		                     field_int(wait->view, "stderr_size")),
+		            -1, NULL);
+	*ms = tb_wait_interval_ms(wait->cost, left);
+	return true;
+}
+
+void tb_wait_step(struct tb_wait *wait)
+{
+	uint64_t before = now_us();
+
+	if (!probe(&wait->box, wait->task_id, &wait->pr, wait->until) &&
+	    before - wait->viewed < FULL_VIEW_EVERY_US) {
+		wait->cost = now_us() - before;
+		return;
+	}
+	view(wait);
+}
+
+/* Ends wait like tb_wait_end, but hands its box back into box (open)
+ * when box is not NULL. */
+static int end_into(struct tb_wait *wait, json_t **result, struct tb_box *box)
+{
+	int rc = wait->rc;
+
+	*result = wait->view;
+	if (box)
+		*box = wait->box;
+	else
+		tb_box_close(&wait->box);
+	free(wait->note);
+	free(wait);
+	return rc;
+}
+
+int tb_wait_end(struct tb_wait *wait, json_t **result)
+{
+	return end_into(wait, result, NULL);
+}
+
 int tb_task_wait(const struct tb_waiter *w, struct tb_box *box,
                  const char *task_id, const struct tb_page_req *pr,
                  const char *note, uint32_t wait_ms, enum tb_wait_until until,
                  json_t **result)
 {
-	uint64_t start = now_us(), before, cost, viewed;
-	uint64_t limit_us = (uint64_t)wait_ms * 1000u;
-	int rc;
+	struct tb_wait *wait =
+	    tb_wait_begin(box, task_id, pr, note, wait_ms, until);
+	uint32_t ms;
 
-	before = viewed = now_us();
-	rc = tb_task_view(box, task_id, pr, note, result);
-	cost = now_us() - before;
-	if (rc != 0 || settled(*result, pr, until))
-		return rc;
-	for (;;) {
-		uint64_t spent = now_us() - start;
-		if (wait_ms != TB_WAIT_FOREVER && spent >= limit_us)
-			return rc;
-		uint32_t left =
-		    wait_ms == TB_WAIT_FOREVER
-		        ? UINT32_MAX
-		        : (uint32_t)((limit_us - spent + 999) / 1000);
-		/* Never right before the answer: a client may drop a
-		 * progress notification that its result overtakes. */
-		if (left >= TB_WAIT_MIN_MS)
-			w->progress(w->arg,
-			            (double)(field_int(*result, "stdout_size") +
-			                     field_int(*result, "stderr_size")),
-			            -1, NULL);
-		if (w->sleep(w->arg, tb_wait_interval_ms(cost, left)))
-			return rc; /* cancelled: nobody reads this answer */
-		before = now_us();
-		if (!probe(box, task_id, pr, until) &&
-		    before - viewed < FULL_VIEW_EVERY_US) {
-			cost = now_us() - before;
-			continue;
-		}
-		json_decref(*result);
+	if (!wait) {
 		*result = NULL;
-		before = viewed = now_us();
-		rc = tb_task_view(box, task_id, pr, note, result);
-		cost = now_us() - before;
-		if (rc != 0 || settled(*result, pr, until))
-			return rc;
+		return -1;
 	}
+	while (tb_wait_pending(wait, w, &ms) && !w->sleep(w->arg, ms))
+		tb_wait_step(wait);
+	return end_into(wait, result, box);
 }

@@ -22,7 +22,8 @@ enum tb_wait_until {
 struct tb_waiter {
 	void *arg;
 	/* Sleeps up to ms, or less when the waiter is cancelled; returns
-	 * true when it is (the wait then ends at once). */
+	 * true when it is (the wait then ends at once). Only tb_task_wait
+	 * uses it; a stepped wait (below) needs no sleep. */
 	bool (*sleep)(void *arg, uint32_t ms);
 	/* Reports progress (bytes of output seen so far). */
 	void (*progress)(void *arg, double progress, double total,
@@ -38,11 +39,39 @@ struct tb_waiter {
  * last view cost, within TB_WAIT_MIN_MS..TB_WAIT_MAX_MS, so that a waiting
  * call keeps a provider busy at most a tenth of the time. With a
  * progressToken, reports the bytes of output seen so far as they grow.
- * Returns like tb_task_view: the last view, or a tool error. */
+ * box stays the caller's. Returns like tb_task_view: the last view, or a
+ * tool error; -1 with *result NULL when out of memory. */
 int tb_task_wait(const struct tb_waiter *w, struct tb_box *box,
                  const char *task_id, const struct tb_page_req *pr,
                  const char *note, uint32_t wait_ms, enum tb_wait_until until,
                  json_t **result);
+
+/* The same wait in steps, for a caller that holds no thread between them
+ * (a parked call):
+ *   w = tb_wait_begin(...);             the first view
+ *   while (tb_wait_pending(w, wr, &ms)) after ms (or on cancellation,
+ *           tb_wait_step(w);            then skip to the end)
+ *   rc = tb_wait_end(w, &result);
+ * tb_wait_begin takes box over (tb_wait_end closes it) and copies what
+ * it is given; it returns NULL when out of memory (box is still the
+ * caller's then). */
+struct tb_wait;
+struct tb_wait *tb_wait_begin(struct tb_box *box, const char *task_id,
+                              const struct tb_page_req *pr, const char *note,
+                              uint32_t wait_ms, enum tb_wait_until until);
+
+/* True when the wait goes on: *ms is the pause before the next step,
+ * after which progress was reported through w (when it has a token). */
+bool tb_wait_pending(struct tb_wait *wait, const struct tb_waiter *w,
+                     uint32_t *ms);
+
+/* A cheap probe of the task and, when it shows a change or a full view
+ * is due, a new view. */
+void tb_wait_step(struct tb_wait *wait);
+
+/* Ends the wait: *result is the last view (or a tool error), returned
+ * like tb_task_view; closes the box and frees wait. */
+int tb_wait_end(struct tb_wait *wait, json_t **result);
 
 #define TB_WAIT_MIN_MS 20
 #define TB_WAIT_MAX_MS 500

@@ -26,6 +26,11 @@ bool tb_call_sleep(tb_call *call, uint32_t timeout_ms)
 	return call->ops->sleep(call, timeout_ms);
 }
 
+void tb_call_park(tb_call *call, uint32_t ms, tb_tool_step_fn step, void *state)
+{
+	call->ops->park(call, ms, step, state);
+}
+
 struct tb_session *tb_call_session(const tb_call *call)
 {
 	return call->session;

@@ -11,6 +11,7 @@ libtaskbox_core_la_SOURCES += \
 	core/tools/schema_check.c \
 	core/tools/task_backend.c \
 	core/tools/task_mcp.c \
+	core/tools/task_park.c \
 	core/tools/task_tools.c \
 	core/tools/tasks.c \
 	core/tools/test_tools.c \
@@ -21,6 +22,7 @@ noinst_HEADERS += \
 	core/tools/schema.h \
 	core/tools/schema_node.h \
 	core/tools/task_backend.h \
+	core/tools/task_park.h \
 	core/tools/task_schemas.h \
 	core/tools/tasks.h \
 	core/tools/test_tools.h \

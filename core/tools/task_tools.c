@@ -10,6 +10,7 @@
 #include "tools/task_schemas.h"
 #include "tasks/task_view.h"
 #include "tasks/task_wait.h"
+#include "tools/task_park.h"
 #include "tools/tasks.h"
 #include "tools/tool.h"
 #include "tools/tool_args.h"
@@ -223,22 +224,6 @@ static int view_open(json_t *args, const char **task_id, struct tb_page_req *pr,
 	return 0;
 }
 
-/* tb_task_wait through the call, then closes box; returns like it. */
-static int wait_and_close(tb_call *call, struct tb_box *box,
-                          const char *task_id, const struct tb_page_req *pr,
-                          const char *note, uint32_t wait_ms,
-                          enum tb_wait_until until, json_t **result)
-{
-	struct tb_waiter waiter;
-	int rc;
-
-	tb_call_waiter(call, &waiter);
-	rc = tb_task_wait(&waiter, box, task_id, pr, note, wait_ms, until,
-	                  result);
-	tb_box_close(box);
-	return rc;
-}
-
 static int get_task(tb_call *call, json_t *args, json_t **result)
 {
 	const char *task_id;
@@ -248,8 +233,8 @@ static int get_task(tb_call *call, json_t *args, json_t **result)
 
 	if (view_open(args, &task_id, &pr, &wait_ms, &box, result) < 0)
 		return 1;
-	return wait_and_close(call, &box, task_id, &pr, NULL, wait_ms,
-	                      TB_WAIT_CHANGE, result);
+	return tb_parked_task_wait(call, &box, task_id, &pr, NULL, wait_ms,
+	                           TB_WAIT_CHANGE, result);
 }
 
 static int cancel_task(tb_call *call, json_t *args, json_t **result)
@@ -278,8 +263,8 @@ static int cancel_task(tb_call *call, json_t *args, json_t **result)
 	tb_sup_reply_clear(&reply);
 	/* Only the end of the task confirms a cancellation: output that
 	 * trails in meanwhile does not end this wait. */
-	return wait_and_close(call, &box, task_id, &pr, note, wait_ms,
-	                      TB_WAIT_TERMINAL, result);
+	return tb_parked_task_wait(call, &box, task_id, &pr, note, wait_ms,
+	                           TB_WAIT_TERMINAL, result);
 }
 
 /* True when the task's record says running but its supervisor is gone. */

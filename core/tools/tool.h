@@ -17,12 +17,18 @@ struct tb_session;
  * call from the handler's thread. */
 typedef struct tb_tool_call tb_call;
 
+/* A handler's continuation (see tb_call_park): returns like a handler,
+ * or TB_TOOL_PARKED after parking the call again. It owns state. */
+typedef int (*tb_tool_step_fn)(tb_call *call, void *state, json_t **result);
+
 /* What a handler may ask of the call that runs it, supplied from above. */
 struct tb_call_ops {
 	bool (*cancelled)(const tb_call *call);
 	void (*progress)(tb_call *call, double progress, double total,
 	                 const char *message);
 	bool (*sleep)(tb_call *call, uint32_t timeout_ms);
+	void (*park)(tb_call *call, uint32_t ms, tb_tool_step_fn step,
+	             void *state);
 };
 
 struct tb_tool_call {
@@ -41,6 +47,9 @@ struct tb_tool_call {
  *   is sent with isError: true.
  * The core takes ownership of *result. */
 typedef int (*tb_tool_fn)(tb_call *call, json_t *args, json_t **result);
+
+/* What a handler (or a step) returns after tb_call_park. */
+#define TB_TOOL_PARKED 2
 
 enum tb_tool_flags {
 	TB_TOOL_TEST_ONLY = 1u << 0, /* listed only with the test switch */
@@ -81,6 +90,14 @@ void tb_call_progress(tb_call *call, double progress, double total,
 /* Blocks up to timeout_ms or until the call is cancelled, whichever comes
  * first; returns true when cancelled. Wakes at once on cancellation. */
 bool tb_call_sleep(tb_call *call, uint32_t timeout_ms);
+
+/* Parks the call: step(call, state, result) runs after ms, or at once
+ * when the call is cancelled, on some worker, and no thread is held
+ * meanwhile. The handler (or step) returns TB_TOOL_PARKED right after and
+ * touches neither call nor state again. A step that finds the call
+ * cancelled frees state and returns 0 or 1 at once (nobody reads it). */
+void tb_call_park(tb_call *call, uint32_t ms, tb_tool_step_fn step,
+                  void *state);
 
 /* The session the call belongs to, or NULL. */
 struct tb_session *tb_call_session(const tb_call *call);

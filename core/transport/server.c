@@ -18,6 +18,7 @@
 #include "protocol/jsonrpc.h"
 #include "base/log.h"
 #include "protocol/mcp.h"
+#include "protocol/parker.h"
 #include "transport/server.h"
 #include "protocol/workers.h"
 #include "tasks/session.h"
@@ -60,11 +61,13 @@ struct out {
 
 /* Writes one message and its newline; gives up quietly once the reader of
  * out_fd has gone (nothing is left to tell). */
-static void write_line(void *ctx, const char *line, size_t len)
+static void write_line(void *ctx, const char *line, size_t len, bool reply)
 {
 	struct out *o = ctx;
 	struct iovec iov[2] = {{(void *)line, len}, {(void *)"\n", 1}};
 	int cnt = 2;
+
+	(void)reply;
 
 	while (!o->broken && cnt > 0) {
 		ssize_t n = writev(o->fd, iov, cnt);
@@ -201,6 +204,7 @@ int tb_serve(const struct tb_serve_opts *opts)
 	struct out out = {opts->out_fd, false};
 	unsigned n = opts->workers ? opts->workers : DEFAULT_WORKERS;
 	struct tb_workers *pool = NULL;
+	struct tb_parker *parker = NULL;
 	struct tb_mcp *session = NULL;
 	struct tb_session *client = NULL;
 	struct reader reader = {opts->in_fd, NULL, {0}};
@@ -223,6 +227,9 @@ int tb_serve(const struct tb_serve_opts *opts)
 	pool = tb_workers_new(n + 1, n * QUEUE_PER_WORKER);
 	if (!pool)
 		goto out;
+	parker = tb_parker_new(pool);
+	if (!parker)
+		goto out;
 	/* stdio is one client: one session for the life of the process. */
 	client = tb_session_new();
 	if (!client)
@@ -234,6 +241,7 @@ int tb_serve(const struct tb_serve_opts *opts)
 	    .write = write_line,
 	    .ctx = &out,
 	    .pool = pool,
+	    .parker = parker,
 	    .test_tools = opts->test_tools,
 	    .session = client,
 	    .max_calls = n * QUEUE_PER_WORKER,
@@ -253,6 +261,7 @@ int tb_serve(const struct tb_serve_opts *opts)
 out:
 	if (session)
 		tb_mcp_shutdown(session);
+	tb_parker_free(parker);
 	tb_workers_drain(pool);
 	tb_mcp_free(session);
 	tb_lines_free(&reader.lines);
