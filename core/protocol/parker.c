@@ -93,7 +93,7 @@ static uint64_t hand_due(struct tb_parker *p)
 	while (p->n > 0 && (p->stopping || p->heap[0]->due_ns <= now)) {
 		struct tb_park *e = p->heap[0];
 		unlink_entry(p, e);
-		if (tb_workers_submit(p->pool, e->fn, e->arg) == 0)
+		if (tb_workers_submit_spare(p->pool, e->fn, e->arg) == 0)
 			continue;
 		if (p->stopping) {
 			/* The pool refuses work only once it is draining,

@@ -29,14 +29,17 @@
 struct job {
 	void (*fn)(void *);
 	void *arg;
+	bool spare; /* queued by tb_workers_submit_spare */
 };
 
 struct tb_workers {
 	pthread_mutex_t lock;
 	pthread_cond_t ready; /* a job or the lead waits, or the pool stops */
 	pthread_cond_t ended; /* the lead is over */
-	struct job *ring;     /* cap + 1 slots: one is the kept job's */
+	struct job *ring;     /* RING(cap) slots: cap for submitted jobs,
+	                         cap for spare ones, one for the kept job */
 	unsigned head, count, cap;
+	unsigned spares; /* of the count, spare jobs */
 	bool stopping;
 	unsigned idle;     /* threads waiting for a job */
 	unsigned nthreads; /* threads started */
@@ -58,10 +61,13 @@ struct tb_workers {
 static _Thread_local struct tb_workers *holding;
 static _Thread_local struct job kept;
 
+#define RING(cap) (2 * (cap) + 1)
+
 static void push(struct tb_workers *w, struct job j)
 {
-	w->ring[(w->head + w->count) % (w->cap + 1)] = j;
+	w->ring[(w->head + w->count) % RING(w->cap)] = j;
 	w->count++;
+	w->spares += j.spare;
 }
 
 /* With w->lock held: starts one more thread when the lead and the queued
@@ -90,7 +96,7 @@ static void hold_lead(struct tb_workers *w)
 		struct job j = kept;
 		bool wake = false, lend = false;
 
-		kept = (struct job){NULL, NULL};
+		kept = (struct job){NULL, NULL, false};
 		pthread_mutex_lock(&w->lock);
 		if (over) {
 			w->lead_over = true;
@@ -186,8 +192,9 @@ static void *worker_main(void *arg)
 		if (w->count == 0)
 			break; /* stopping and drained */
 		struct job j = w->ring[w->head];
-		w->head = (w->head + 1) % (w->cap + 1);
+		w->head = (w->head + 1) % RING(w->cap);
 		w->count--;
+		w->spares -= j.spare;
 		pthread_mutex_unlock(&w->lock);
 		j.fn(j.arg);
 		pthread_mutex_lock(&w->lock);
@@ -216,7 +223,7 @@ struct tb_workers *tb_workers_new(unsigned n, unsigned queue_max)
 		goto err_alloc;
 	w->cap = queue_max;
 	w->max = n;
-	w->ring = calloc(queue_max + 1, sizeof *w->ring);
+	w->ring = calloc(RING(queue_max), sizeof *w->ring);
 	w->threads = calloc(n, sizeof *w->threads);
 	if (!w->ring || !w->threads)
 		goto err_alloc;
@@ -236,6 +243,22 @@ err_alloc:
 	return NULL;
 }
 
+/* Queues j (there is room) and starts a thread for it if need be;
+ * *wake says whether an idle thread should be woken. Returns 0, or -1
+ * when no thread could run it. Lock held. */
+static int queue(struct tb_workers *w, struct job j, bool *wake)
+{
+	push(w, j);
+	grow(w);
+	if (w->nthreads == 0) {
+		w->count--; /* no thread to run it */
+		w->spares -= j.spare;
+		return -1;
+	}
+	*wake = w->idle > 0;
+	return 0;
+}
+
 int tb_workers_submit(struct tb_workers *w, void (*fn)(void *), void *arg)
 {
 	bool wake = false;
@@ -245,22 +268,29 @@ int tb_workers_submit(struct tb_workers *w, void (*fn)(void *), void *arg)
 	if (holding == w && !kept.fn && !w->stopping && w->idle > w->count) {
 		/* The lead's holder runs it once an idle thread has the lead.
 		 */
-		kept = (struct job){fn, arg};
+		kept = (struct job){fn, arg, false};
 		pthread_mutex_unlock(&w->lock);
 		return 0;
 	}
-	if (!w->stopping && w->count < w->cap) {
-		push(w, (struct job){fn, arg});
-		grow(w);
-		if (w->nthreads == 0)
-			w->count--; /* no thread to run it */
-		else
-			rc = 0;
-		wake = w->idle > 0;
-	}
+	if (!w->stopping && w->count - w->spares < w->cap)
+		rc = queue(w, (struct job){fn, arg, false}, &wake);
 	pthread_mutex_unlock(&w->lock);
 	/* Signalled after the unlock, so the woken thread does not block at
 	 * once on the mutex the submitter still holds. */
+	if (wake)
+		pthread_cond_signal(&w->ready);
+	return rc;
+}
+
+int tb_workers_submit_spare(struct tb_workers *w, void (*fn)(void *), void *arg)
+{
+	bool wake = false;
+	int rc = -1;
+
+	pthread_mutex_lock(&w->lock);
+	if (!w->stopping && w->spares < w->cap)
+		rc = queue(w, (struct job){fn, arg, true}, &wake);
+	pthread_mutex_unlock(&w->lock);
 	if (wake)
 		pthread_cond_signal(&w->ready);
 	return rc;

@@ -25,6 +25,14 @@ struct tb_workers *tb_workers_new(unsigned n, unsigned queue_max);
  * then return soon (see below). */
 int tb_workers_submit(struct tb_workers *w, void (*fn)(void *), void *arg);
 
+/* Queues fn(arg) like tb_workers_submit, in a second queue of the same
+ * size that only such jobs use (never kept by the lead's holder): work
+ * coming back to the pool (a parked call's step) neither takes the room
+ * of new calls nor is refused because of them. Returns 0, or -1 when that
+ * queue is full or the pool is stopping. */
+int tb_workers_submit_spare(struct tb_workers *w, void (*fn)(void *),
+                            void *arg);
+
 /* Runs lead(ctx) on a pool thread, and again (on that thread or the next
  * holder) each time it returns false. lead returns false as soon as
  * tb_workers_yielding() says so (the pool then runs the kept job, lending

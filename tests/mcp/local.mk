@@ -1,7 +1,8 @@
 # tests/mcp: unit tests of the protocol and transport layers (included from
 # the top Makefile.am).
 mcp_unit_tests = tests/mcp/test_jsonrpc tests/mcp/test_schema \
-	tests/mcp/test_mcp tests/mcp/test_server tests/mcp/test_workers
+	tests/mcp/test_mcp tests/mcp/test_server tests/mcp/test_workers \
+	tests/mcp/test_parker
 check_PROGRAMS += $(mcp_unit_tests)
 TESTS += $(mcp_unit_tests)
 
@@ -25,6 +26,9 @@ tests_mcp_test_server_LDADD = $(mcp_test_ldadd)
 tests_mcp_test_workers_SOURCES = tests/mcp/test_workers.c
 tests_mcp_test_workers_CFLAGS = $(mcp_test_cflags)
 tests_mcp_test_workers_LDADD = $(mcp_test_ldadd)
+tests_mcp_test_parker_SOURCES = tests/mcp/test_parker.c
+tests_mcp_test_parker_CFLAGS = $(mcp_test_cflags)
+tests_mcp_test_parker_LDADD = $(mcp_test_ldadd)
 
 # Integration: the official SDK client and raw pipes against the binary,
 # the official conformance suite through a stdio-to-HTTP bridge, and a
@@ -32,11 +36,11 @@ tests_mcp_test_workers_LDADD = $(mcp_test_ldadd)
 # clang; FUZZ_SECONDS sets the time, 60 s by default).
 EXTRA_DIST += tests/mcp/raw.mjs tests/mcp/sdk.test.mjs \
 	tests/mcp/robustness.test.mjs tests/mcp/stdout-guard.test.mjs \
-	tests/conformance/run.sh tests/conformance/expected-failures.yml \
+	tests/mcp/parked-waits.test.mjs tests/conformance/run.sh tests/conformance/expected-failures.yml \
 	tests/conformance/fs-globsync.mjs tests/conformance/fs-globsync-hooks.mjs \
 	tests/conformance/fs-globsync-shim.mjs tests/conformance/loopback.mjs \
 	tests/fuzz/run.sh tests/fuzz/fuzz_jsonrpc.c tests/fuzz/corpus
 if INTEGRATION_TESTS
 TESTS += tests/mcp/sdk.test.mjs tests/mcp/robustness.test.mjs \
-	tests/mcp/stdout-guard.test.mjs tests/conformance/run.sh tests/fuzz/run.sh
+	tests/mcp/stdout-guard.test.mjs tests/mcp/parked-waits.test.mjs tests/conformance/run.sh tests/fuzz/run.sh
 endif
