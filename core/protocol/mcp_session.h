@@ -50,6 +50,9 @@ struct tb_call {
 	struct tb_mcp *mcp;
 	const struct tb_tool_entry *tool; /* NULL for a job without a tool */
 	tb_call_job job;                  /* NULL: run tool's handler */
+	/* A job that parks (its work calls tb_call_park and it returns NULL)
+	 * is answered by job_end with its last step's rc and output. */
+	json_t *(*job_end)(struct tb_call *c, int rc, json_t *out);
 	json_t *id;
 	char *id_key;
 	json_t *args;           /* the tool's arguments, or a job's params */

@@ -71,16 +71,13 @@ static json_t *job_list(struct tb_call *c)
 	return answer(c, rc, out, err);
 }
 
-/* The tool result the task's tools/call would have given, tied to the
- * task by _meta. */
-static json_t *job_result(struct tb_call *c)
+/* The answer to tasks/result for the backend's rc and output: the tool
+ * result the task's tools/call would have given, tied to the task by
+ * _meta. */
+static json_t *result_message(struct tb_call *c, int rc, json_t *out,
+                              bool is_error, const char *err)
 {
-	char err[1024] = "";
-	json_t *out = NULL;
-	bool is_error = false;
 	const char *task_id = param_task_id(c);
-	int rc = tb_task_backend_get()->result(&c->base, task_id, &out,
-	                                       &is_error, err, sizeof err);
 
 	if (rc != 0 || !out)
 		return answer(c, rc, out, err);
@@ -90,6 +87,33 @@ static json_t *job_result(struct tb_call *c)
 		    result, "_meta",
 		    json_pack("{s:{s:s}}", RELATED_TASK, "taskId", task_id));
 	return result ? tb_rpc_result(c->id, result) : NULL;
+}
+
+/* tasks/result answered after the backend's wait was parked. */
+static json_t *job_result_end(struct tb_call *c, int step_rc, json_t *view)
+{
+	char err[1024] = "";
+	json_t *out = NULL;
+	bool is_error = false;
+	int rc = tb_task_backend_get()->result_end(
+	    &c->base, step_rc, view, &out, &is_error, err, sizeof err);
+
+	return result_message(c, rc, out, is_error, err);
+}
+
+static json_t *job_result(struct tb_call *c)
+{
+	char err[1024] = "";
+	json_t *out = NULL;
+	bool is_error = false;
+	int rc = tb_task_backend_get()->result(&c->base, param_task_id(c), &out,
+	                                       &is_error, err, sizeof err);
+
+	if (rc == TB_TOOL_PARKED) {
+		c->job_end = job_result_end;
+		return NULL; /* answered by job_result_end */
+	}
+	return result_message(c, rc, out, is_error, err);
 }
 
 /* A task-augmented tools/call: the arguments are checked like any call's,

@@ -251,6 +251,10 @@ static void settle(struct tb_call *c, int rc, json_t *out)
 		out = NULL;
 		rc = run_step(c, &out);
 	}
+	if (c->job_end) {
+		finish(c, c->job_end(c, rc, out), NULL);
+		return;
+	}
 	result = handler_answer(c, rc, out, &structured);
 	finish(c, result ? tb_rpc_result(c->id, result) : NULL, structured);
 }
@@ -278,7 +282,11 @@ void tb_call_run(void *arg)
 		return;
 	}
 	if (c->job) {
-		finish(c, c->job(c), NULL);
+		json_t *msg = c->job(c);
+		if (!msg && c->step && c->job_end)
+			settle(c, TB_TOOL_PARKED, NULL);
+		else
+			finish(c, msg, NULL);
 		return;
 	}
 	if (tb_schema_validate(c->tool->validator, c->args, why, sizeof why)) {

@@ -22,10 +22,17 @@ struct tb_task_backend {
 	/* The Task object of task_id. */
 	int (*get)(tb_call *call, const char *task_id, json_t **out, char *err,
 	           size_t errlen);
-	/* Blocks until task_id is terminal (or the call is cancelled); *out
-	 * is the tool's output object, *is_error its isError. */
+	/* Waits until task_id is terminal (or the call is cancelled); *out
+	 * is the tool's output object, *is_error its isError. Or parks the
+	 * call (tb_call_park) and returns TB_TOOL_PARKED: the wait's last
+	 * step then returns like a tool handler, and its rc and output go
+	 * to result_end. */
 	int (*result)(tb_call *call, const char *task_id, json_t **out,
 	              bool *is_error, char *err, size_t errlen);
+	/* The end of a parked result: rc and view are its last step's
+	 * (view is stolen); sets *out and *is_error like result. */
+	int (*result_end)(tb_call *call, int rc, json_t *view, json_t **out,
+	                  bool *is_error, char *err, size_t errlen);
 	/* One page of Task objects: *out = {"tasks": [...], "nextCursor"?}.
 	 * cursor is NULL for the first page. */
 	int (*list)(tb_call *call, const char *cursor, json_t **out, char *err,

@@ -15,6 +15,7 @@
 #include "tasks/session.h"
 #include "tasks/sup_client.h"
 #include "tools/task_backend.h"
+#include "tools/task_park.h"
 #include "tasks/task_id.h"
 #include "tasks/task_list.h"
 #include "tasks/task_view.h"
@@ -251,16 +252,15 @@ static int get(tb_call *call, const char *task_id, json_t **out, char *err,
 
 /* Blocks until the task ends; the result is the final view plus
  * timed_out, with up to 64 KiB of each log. */
-static int result(tb_call *call, const char *task_id, json_t **out,
-                  bool *is_error, char *err, size_t errlen)
+static int result_end(tb_call *call, int rc, json_t *view, json_t **out,
+                      bool *is_error, char *err, size_t errlen)
 {
-	struct handle h;
-	json_t *view;
-	int rc =
-	    view_by_id(call, task_id, TB_WAIT_FOREVER, &h, &view, err, errlen);
-
-	if (rc != 0)
-		return rc;
+	if (rc != 0) {
+		snprintf(err, errlen, "Failed to retrieve task: %s",
+		         json_string_value(json_object_get(view, "error")));
+		json_decref(view);
+		return TB_RPC_INVALID_PARAMS;
+	}
 	if (tb_call_cancelled(call)) {
 		json_decref(view);
 		snprintf(err, errlen, "tasks/result was cancelled");
@@ -272,6 +272,27 @@ static int result(tb_call *call, const char *task_id, json_t **out,
 	*is_error = !state || strcmp(state, "succeeded") != 0;
 	*out = view;
 	return 0;
+}
+
+/* Waits for the task's end with the call parked between the steps. */
+static int result(tb_call *call, const char *task_id, json_t **out,
+                  bool *is_error, char *err, size_t errlen)
+{
+	struct tb_page_req pr = {0, 0, RESULT_PAGE};
+	struct handle h;
+	struct tb_box box;
+	json_t *view = NULL;
+	int rc = parse_id(task_id, &h, err, errlen);
+
+	if (rc == 0)
+		rc = open_box(&h, &box, err, errlen);
+	if (rc != 0)
+		return rc;
+	rc = tb_parked_task_wait(call, &box, h.task_id, &pr, NULL,
+	                         TB_WAIT_FOREVER, TB_WAIT_TERMINAL, &view);
+	if (rc == TB_TOOL_PARKED)
+		return rc;
+	return result_end(call, rc, view, out, is_error, err, errlen);
 }
 
 static int cancel(tb_call *call, const char *task_id, json_t **out, char *err,
@@ -381,6 +402,7 @@ static const struct tb_task_backend backend = {
     .create = create,
     .get = get,
     .result = result,
+    .result_end = result_end,
     .list = list,
     .cancel = cancel,
 };

@@ -6,6 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { callTool, startServer } from "../lib/client.mjs";
 
 const WAITS = 1000;
@@ -41,12 +42,19 @@ async function setup(server) {
 }
 
 // Starts n waits (wait: 50 s, far past the test's own ends) spread over the
-// tasks; each promise records when it settled.
-function startWaits(client, sb, tasks, n, signal) {
+// tasks; each promise records when it settled. With mcpTasks, every other
+// wait is the MCP tasks utility's tasks/result (which waits for the end).
+function startWaits(client, sb, tasks, n, signal, mcpTasks = false) {
   const waits = [];
   for (let i = 0; i < n; i++) {
     const w = { settled: false };
-    w.promise = callTool(client, "get_task", { sandbox_id: sb, task_id: tasks[i % tasks.length], wait: 50 }, { signal, timeout: 120000 })
+    const task_id = tasks[i % tasks.length];
+    const options = { signal, timeout: 120000 };
+    w.promise = (
+      mcpTasks && i % 2
+        ? client.request({ method: "tasks/result", params: { taskId: `${sb}/${task_id}` } }, CallToolResultSchema, options)
+        : callTool(client, "get_task", { sandbox_id: sb, task_id, wait: 50 }, options)
+    )
       .then((r) => ((w.settled = true), (w.result = r)))
       .catch((e) => ((w.settled = true), (w.error = e)));
     waits.push(w);
@@ -89,13 +97,13 @@ test(`${WAITS} parked waits: other calls are answered meanwhile, and every wait 
   }
 });
 
-test("the starvation case: a plain get_task is answered while a dozen waits hold on, and cancelled waits end at once", { timeout: 120000 }, async () => {
+test("the starvation case: a plain get_task is answered while a dozen waits (get_task, tasks/result) hold on, and cancelled waits end at once", { timeout: 120000 }, async () => {
   const server = await startServer();
   try {
     const { client } = server;
     const { sb, gate, tasks, done } = await setup(server);
     const abort = new AbortController();
-    const waits = startWaits(client, sb, tasks, 12, abort.signal);
+    const waits = startWaits(client, sb, tasks, 12, abort.signal, true);
     await callTool(client, "list_tasks", { sandbox_id: sb });
     const v = data(await callTool(client, "get_task", { sandbox_id: sb, task_id: done }));
     assert.equal(v.state, "succeeded");
@@ -106,10 +114,15 @@ test("the starvation case: a plain get_task is answered while a dozen waits hold
     abort.abort();
     await Promise.all(waits.map((w) => w.promise));
     assert.ok(waits.every((w) => w.error), "every cancelled wait was rejected by the client");
-    const again = startWaits(client, sb, tasks, 3);
+    const again = startWaits(client, sb, tasks, 4, undefined, true);
+    await callTool(client, "list_tasks", { sandbox_id: sb });
+    assert.equal(again.filter((w) => w.settled).length, 0, "no wait ended before its task did");
     data(await callTool(client, "write_file", { sandbox_id: sb, path: gate, content: "" }));
     await Promise.all(again.map((w) => w.promise));
-    for (const w of again) assert.equal(data(w.result).state, "succeeded");
+    for (const w of again) {
+      assert.ok(!w.error, w.error?.message);
+      assert.equal(data(w.result).state, "succeeded");
+    }
   } finally {
     await server.close();
   }
