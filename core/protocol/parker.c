@@ -1,29 +1,34 @@
 /* tb_parker (parker.h): a binary min-heap of parked jobs ordered by when
- * they are due, and one thread that sleeps until the earliest and hands
- * the due ones to the pool. */
+ * they are due, and one thread that waits in epoll for the earliest, a
+ * watched descriptor or a change, and hands the due jobs to the pool. */
 #include "config.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "protocol/parker.h"
 #include "protocol/workers.h"
 
-/* A job the pool cannot take now (its queue is full) is tried again this
- * much later. */
+/* A job the pool cannot take now (its spare queue is full) is tried again
+ * this much later. */
 #define RETRY_NS 2000000u
+#define EVENTS 64
 
 struct tb_parker {
 	struct tb_workers *pool;
 	pthread_mutex_t lock;
-	pthread_cond_t changed; /* the earliest job or the stop changed */
 	struct tb_park **heap;
 	size_t n, cap;
 	bool stopping;
+	int epoll_fd;
+	int change_fd; /* an eventfd: the earliest job or the stop changed */
 	pthread_t thread;
 };
 
@@ -70,13 +75,36 @@ static void sift_down(struct tb_parker *p, size_t i)
 	put(p, i, e);
 }
 
-/* Takes e out of the heap; lock held, e parked. */
+/* Tells the thread that the earliest job or the stop changed. */
+static void signal_change(struct tb_parker *p)
+{
+	uint64_t one = 1;
+
+	if (write(p->change_fd, &one, sizeof one) < 0) {
+		/* the counter is full: a wake-up is pending anyway */
+	}
+}
+
+/* Makes a parked e due now; lock held. */
+static void make_due(struct tb_parker *p, struct tb_park *e)
+{
+	e->due_ns = 0;
+	sift_up(p, e->slot);
+}
+
+/* Takes e out of the heap and stops watching its descriptor; lock held,
+ * e parked. */
 static void unlink_entry(struct tb_parker *p, struct tb_park *e)
 {
 	size_t i = e->slot;
 	struct tb_park *last = p->heap[--p->n];
 
 	e->parked = false;
+	if (e->fd >= 0) {
+		epoll_ctl(p->epoll_fd, EPOLL_CTL_DEL, e->fd, NULL);
+		close(e->fd);
+		e->fd = -1;
+	}
 	if (last == e)
 		return;
 	put(p, i, last);
@@ -92,41 +120,66 @@ static uint64_t hand_due(struct tb_parker *p)
 
 	while (p->n > 0 && (p->stopping || p->heap[0]->due_ns <= now)) {
 		struct tb_park *e = p->heap[0];
-		unlink_entry(p, e);
-		if (tb_workers_submit_spare(p->pool, e->fn, e->arg) == 0)
+		if (tb_workers_submit_spare(p->pool, e->fn, e->arg) == 0) {
+			unlink_entry(p, e);
 			continue;
+		}
 		if (p->stopping) {
 			/* The pool refuses work only once it is draining,
 			 * after this parker has stopped; never here. */
 			tb_log(TB_LOG_ERROR, "parker: a job could not run");
+			unlink_entry(p, e);
 			continue;
 		}
-		/* The queue is full: back in, a little later. */
+		/* The spare queue is full: a little later. */
 		e->due_ns = now + RETRY_NS;
-		e->parked = true;
-		put(p, p->n++, e);
-		sift_up(p, e->slot);
+		sift_down(p, 0);
 		break;
 	}
 	return p->n > 0 ? p->heap[0]->due_ns : UINT64_MAX;
 }
 
-static void *timer_thread(void *arg)
+/* epoll_wait's timeout for a job due at next: at least 1 ms when it is in
+ * the future, rounded up; -1 for none. */
+static int timeout_ms(uint64_t next)
+{
+	if (next == UINT64_MAX)
+		return -1;
+	uint64_t now = now_ns();
+	if (next <= now)
+		return 0;
+	uint64_t ms = (next - now + 999999u) / 1000000u;
+	return ms > 3600000u ? 3600000 : (int)ms;
+}
+
+static void *parker_thread(void *arg)
 {
 	struct tb_parker *p = arg;
+	struct epoll_event ev[EVENTS];
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		uint64_t next = hand_due(p);
 		if (p->stopping && p->n == 0)
 			break;
-		if (next == UINT64_MAX) {
-			pthread_cond_wait(&p->changed, &p->lock);
-			continue;
+		pthread_mutex_unlock(&p->lock);
+		int n = epoll_wait(p->epoll_fd, ev, EVENTS, timeout_ms(next));
+		pthread_mutex_lock(&p->lock);
+		for (int i = 0; i < n; i++) {
+			struct tb_park *e = ev[i].data.ptr;
+			if (!e) {
+				uint64_t count;
+				if (read(p->change_fd, &count, sizeof count) <
+				    0) {
+					/* nothing pending after all */
+				}
+				continue;
+			}
+			/* Only this thread takes entries out, and only
+			 * after the events were seen: e is still parked. */
+			if (e->parked)
+				make_due(p, e);
 		}
-		struct timespec until = {(time_t)(next / 1000000000u),
-		                         (long)(next % 1000000000u)};
-		pthread_cond_timedwait(&p->changed, &p->lock, &until);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -135,7 +188,7 @@ static void *timer_thread(void *arg)
 struct tb_parker *tb_parker_new(struct tb_workers *pool)
 {
 	struct tb_parker *p = calloc(1, sizeof *p);
-	pthread_condattr_t attr;
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
 	int err;
 
 	if (!p) {
@@ -144,19 +197,27 @@ struct tb_parker *tb_parker_new(struct tb_workers *pool)
 	}
 	p->pool = pool;
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->changed, &attr);
-	pthread_condattr_destroy(&attr);
-	err = pthread_create(&p->thread, NULL, timer_thread, p);
+	p->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	p->change_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->epoll_fd < 0 || p->change_fd < 0 ||
+	    epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, p->change_fd, &ev) < 0) {
+		tb_log(TB_LOG_ERROR, "parker: epoll: %s", strerror(errno));
+		goto fail;
+	}
+	err = pthread_create(&p->thread, NULL, parker_thread, p);
 	if (err) {
 		tb_log(TB_LOG_ERROR, "parker: thread: %s", strerror(err));
-		pthread_cond_destroy(&p->changed);
-		pthread_mutex_destroy(&p->lock);
-		free(p);
-		return NULL;
+		goto fail;
 	}
 	return p;
+fail:
+	if (p->epoll_fd >= 0)
+		close(p->epoll_fd);
+	if (p->change_fd >= 0)
+		close(p->change_fd);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	return NULL;
 }
 
 /* Grows the heap to hold one more; lock held. */
@@ -173,7 +234,8 @@ static int reserve(struct tb_parker *p)
 	return 0;
 }
 
-int tb_parker_add(struct tb_parker *p, struct tb_park *e, uint32_t ms)
+int tb_parker_add_fd(struct tb_parker *p, struct tb_park *e, uint32_t ms,
+                     int fd)
 {
 	int rc = -1;
 
@@ -181,23 +243,39 @@ int tb_parker_add(struct tb_parker *p, struct tb_park *e, uint32_t ms)
 	if (!p->stopping && !e->parked && reserve(p) == 0) {
 		e->due_ns = now_ns() + (uint64_t)ms * 1000000u;
 		e->parked = true;
+		e->fd = -1;
+		if (fd >= 0) {
+			struct epoll_event ev = {.events = EPOLLIN,
+			                         .data.ptr = e};
+			if (epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ==
+			    0) {
+				e->fd = fd;
+				fd = -1;
+			}
+		}
 		put(p, p->n++, e);
 		sift_up(p, e->slot);
 		if (e->slot == 0)
-			pthread_cond_signal(&p->changed);
+			signal_change(p);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&p->lock);
+	if (fd >= 0)
+		close(fd); /* not watched: the timer alone wakes e */
 	return rc;
+}
+
+int tb_parker_add(struct tb_parker *p, struct tb_park *e, uint32_t ms)
+{
+	return tb_parker_add_fd(p, e, ms, -1);
 }
 
 void tb_parker_wake(struct tb_parker *p, struct tb_park *e)
 {
 	pthread_mutex_lock(&p->lock);
 	if (e->parked) {
-		e->due_ns = 0;
-		sift_up(p, e->slot);
-		pthread_cond_signal(&p->changed);
+		make_due(p, e);
+		signal_change(p);
 	}
 	pthread_mutex_unlock(&p->lock);
 }
@@ -216,10 +294,11 @@ void tb_parker_free(struct tb_parker *p)
 		return;
 	pthread_mutex_lock(&p->lock);
 	p->stopping = true;
-	pthread_cond_signal(&p->changed);
+	signal_change(p);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->thread, NULL);
-	pthread_cond_destroy(&p->changed);
+	close(p->epoll_fd);
+	close(p->change_fd);
 	pthread_mutex_destroy(&p->lock);
 	free(p->heap);
 	free(p);

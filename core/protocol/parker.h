@@ -1,6 +1,7 @@
 /* Parked calls: calls that wait for something without a thread of their
- * own. One timer thread keeps them in order of when they are due and hands
- * each, when due or woken, to the worker pool as a short job. A thousand
+ * own. One thread keeps them in order of when they are due, watches the
+ * descriptors they wait on (epoll), and hands each, when due, woken or its
+ * descriptor readable, to the worker pool as a short job. A thousand
  * waiting calls thus cost a thousand small records, not a thousand
  * threads. Thread-safe. */
 #ifndef TB_PARKER_H
@@ -19,6 +20,7 @@ struct tb_park {
 	void *arg;
 	uint64_t due_ns; /* CLOCK_MONOTONIC */
 	size_t slot;     /* in the heap, while parked (the parker's) */
+	int fd;          /* watched while parked, or -1 (the parker's) */
 	bool parked;     /* the parker's, under its lock */
 };
 
@@ -30,6 +32,11 @@ struct tb_parker *tb_parker_new(struct tb_workers *pool);
  * sooner when woken. Returns 0, or -1 when the parker is stopping (the
  * caller then runs the job itself). */
 int tb_parker_add(struct tb_parker *p, struct tb_park *e, uint32_t ms);
+
+/* tb_parker_add, and e is also due as soon as fd polls readable. Takes fd
+ * (closed once e leaves the parker, or at once on failure); -1 is none. */
+int tb_parker_add_fd(struct tb_parker *p, struct tb_park *e, uint32_t ms,
+                     int fd);
 
 /* Makes a parked e due now; nothing when it is not parked. */
 void tb_parker_wake(struct tb_parker *p, struct tb_park *e);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "protocol/jsonrpc.h"
 #include "base/log.h"
@@ -33,6 +34,7 @@ struct tb_call *tb_call_new(struct tb_mcp *s, const struct tb_tool_entry *tool,
 	pthread_mutex_lock(&s->calls_lock);
 	s->live++;
 	pthread_mutex_unlock(&s->calls_lock);
+	c->park_fd = -1;
 	c->cost = s->line_cost;
 	c->sink = s->current;
 	if (c->sink.hold)
@@ -59,6 +61,8 @@ void tb_call_free(struct tb_call *c)
 	json_decref(c->id);
 	json_decref(c->args);
 	json_decref(c->progress_token);
+	if (c->park_fd >= 0)
+		close(c->park_fd);
 	pthread_cond_destroy(&c->wake);
 	pthread_mutex_destroy(&c->lock);
 	free(c->id_key);
@@ -213,7 +217,9 @@ static bool park(struct tb_call *c)
 	c->park.fn = resume;
 	c->park.arg = c;
 	count_parked(c->mcp, 1);
-	if (tb_parker_add(p, &c->park, c->park_ms) < 0) {
+	int fd = c->park_fd;
+	c->park_fd = -1;
+	if (tb_parker_add_fd(p, &c->park, c->park_ms, fd) < 0) {
 		count_parked(c->mcp, -1);
 		return false;
 	}
@@ -246,6 +252,10 @@ static void settle(struct tb_call *c, int rc, json_t *out)
 	while (rc == TB_TOOL_PARKED && c->step) {
 		if (park(c))
 			return;
+		if (c->park_fd >= 0) {
+			close(c->park_fd); /* a sleep here watches nothing */
+			c->park_fd = -1;
+		}
 		if (!tb_call_is_cancelled(c))
 			op_sleep(&c->base, c->park_ms);
 		out = NULL;
@@ -395,11 +405,14 @@ static bool op_sleep(tb_call *base, uint32_t timeout_ms)
 	return tb_call_is_cancelled(call);
 }
 
-static void op_park(tb_call *base, uint32_t ms, tb_tool_step_fn step,
+static void op_park(tb_call *base, uint32_t ms, int fd, tb_tool_step_fn step,
                     void *state)
 {
 	struct tb_call *call = (struct tb_call *)base;
 
+	if (call->park_fd >= 0)
+		close(call->park_fd);
+	call->park_fd = fd;
 	call->park_ms = ms;
 	call->step = step;
 	call->step_state = state;

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -118,6 +119,18 @@ void tb_pid_watch_keep(int64_t pid, uint64_t start, int fd)
 	}
 	watches[n_watches++] = (struct watch){pid, start, fd, ++clock_now};
 	pthread_mutex_unlock(&lock);
+}
+
+int tb_pid_watch_dup(int64_t pid, uint64_t start)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&lock);
+	struct watch *w = find(pid, start);
+	if (w)
+		fd = fcntl(w->fd, F_DUPFD_CLOEXEC, 0);
+	pthread_mutex_unlock(&lock);
+	return fd;
 }
 
 void tb_pid_watch_clear(void)

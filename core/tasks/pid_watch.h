@@ -33,6 +33,11 @@ int tb_pid_watch_open(int64_t pid);
  * The watch says alive while fd does not poll readable. */
 void tb_pid_watch_keep(int64_t pid, uint64_t start, int fd);
 
+/* A new descriptor (close-on-exec, the caller's) that polls readable once
+ * the watched supervisor (pid, start) has exited, or -1 when it is not
+ * watched or no descriptor is left. */
+int tb_pid_watch_dup(int64_t pid, uint64_t start);
+
 /* Ends every watch (tests; and at exit, so no descriptor is left). */
 void tb_pid_watch_clear(void);
 

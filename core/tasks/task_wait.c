@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tasks/pid_watch.h"
 #include "tasks/sup_client.h"
 #include "tasks/task_id.h"
 #include "tasks/task_wait.h"
@@ -69,9 +70,11 @@ static bool has_byte(struct tb_box *box, const char *task_id,
 }
 
 /* The cheap check between two views: the status record's state and, for
- * TB_WAIT_CHANGE, a byte at each offset. True when a view is due. */
+ * TB_WAIT_CHANGE, a byte at each offset. True when a view is due. Notes
+ * the supervisor of a running task in *pid and *start. */
 static bool probe(struct tb_box *box, const char *task_id,
-                  const struct tb_page_req *pr, enum tb_wait_until until)
+                  const struct tb_page_req *pr, enum tb_wait_until until,
+                  int64_t *pid, uint64_t *start)
 {
 	struct tb_task_record rec;
 	char err[TB_ERR_MAX];
@@ -81,6 +84,10 @@ static bool probe(struct tb_box *box, const char *task_id,
 	due = tb_sup_read_status(box, task_id, &rec, err, sizeof(err)) !=
 	          TASKBOX_OK ||
 	      rec.state != TB_TASK_RUNNING;
+	if (!due) {
+		*pid = rec.supervisor_pid;
+		*start = rec.supervisor_start;
+	}
 	tb_task_record_clear(&rec);
 	if (!due && until == TB_WAIT_CHANGE)
 		due = has_byte(box, task_id, "stdout", pr->stdout_offset) ||
@@ -99,8 +106,10 @@ struct tb_wait {
 	uint64_t viewed; /* when the last full view was taken */
 	uint64_t cost;   /* what the last probe or view cost */
 	json_t *view;    /* the last view, or a tool error */
-	int rc;          /* tb_task_view's for it */
-	bool done;       /* the view settles it, or it failed */
+	int64_t sup_pid; /* the task's supervisor, from the status record */
+	uint64_t sup_start;
+	int rc;    /* tb_task_view's for it */
+	bool done; /* the view settles it, or it failed */
 };
 
 /* Takes a full view into wait. */
@@ -136,7 +145,21 @@ struct tb_wait *tb_wait_begin(struct tb_box *box, const char *task_id,
 	wait->until = until;
 	wait->start = now_us();
 	view(wait);
+	/* Where the supervisor shares this host's pids, its pidfd can wake
+	 * the wait at the task's end: find it now (one status read). */
+	if (!wait->done &&
+	    (wait->box.inst->plugin->features & TASKBOX_FEATURE_HOST_PIDS))
+		probe(&wait->box, wait->task_id, &wait->pr, TB_WAIT_TERMINAL,
+		      &wait->sup_pid, &wait->sup_start);
 	return wait;
+}
+
+int tb_wait_wake_fd(struct tb_wait *wait)
+{
+	if (wait->sup_pid <= 0 ||
+	    !(wait->box.inst->plugin->features & TASKBOX_FEATURE_HOST_PIDS))
+		return -1;
+	return tb_pid_watch_dup(wait->sup_pid, wait->sup_start);
 }
 
 bool tb_wait_pending(struct tb_wait *wait, const struct tb_waiter *w,
@@ -166,7 +189,8 @@ void tb_wait_step(struct tb_wait *wait)
 {
 	uint64_t before = now_us();
 
-	if (!probe(&wait->box, wait->task_id, &wait->pr, wait->until) &&
+	if (!probe(&wait->box, wait->task_id, &wait->pr, wait->until,
+	           &wait->sup_pid, &wait->sup_start) &&
 	    before - wait->viewed < FULL_VIEW_EVERY_US) {
 		wait->cost = now_us() - before;
 		return;

@@ -65,6 +65,12 @@ struct tb_wait *tb_wait_begin(struct tb_box *box, const char *task_id,
 bool tb_wait_pending(struct tb_wait *wait, const struct tb_waiter *w,
                      uint32_t *ms);
 
+/* A descriptor that polls readable when the task's supervisor exits (at
+ * the task's end), for waking the wait before its pause is over; the
+ * caller closes it. -1 where the provider gives none (no shared pids, the
+ * supervisor not watched yet, no descriptor left). */
+int tb_wait_wake_fd(struct tb_wait *wait);
+
 /* A cheap probe of the task and, when it shows a change or a full view
  * is due, a new view. */
 void tb_wait_step(struct tb_wait *wait);

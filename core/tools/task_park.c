@@ -25,7 +25,7 @@ static int go_on(tb_call *call, struct tb_wait *wait, json_t **result)
 
 	tb_call_waiter(call, &w);
 	if (!tb_call_cancelled(call) && tb_wait_pending(wait, &w, &ms)) {
-		tb_call_park(call, ms, step, wait);
+		tb_call_park_fd(call, ms, tb_wait_wake_fd(wait), step, wait);
 		return TB_TOOL_PARKED;
 	}
 	return tb_wait_end(wait, result) == 0 ? 0 : 1;

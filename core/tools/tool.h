@@ -27,7 +27,7 @@ struct tb_call_ops {
 	void (*progress)(tb_call *call, double progress, double total,
 	                 const char *message);
 	bool (*sleep)(tb_call *call, uint32_t timeout_ms);
-	void (*park)(tb_call *call, uint32_t ms, tb_tool_step_fn step,
+	void (*park)(tb_call *call, uint32_t ms, int fd, tb_tool_step_fn step,
 	             void *state);
 };
 
@@ -98,6 +98,11 @@ bool tb_call_sleep(tb_call *call, uint32_t timeout_ms);
  * cancelled frees state and returns 0 or 1 at once (nobody reads it). */
 void tb_call_park(tb_call *call, uint32_t ms, tb_tool_step_fn step,
                   void *state);
+
+/* tb_call_park, and the step is also due as soon as fd polls readable.
+ * Takes fd (-1: none). */
+void tb_call_park_fd(tb_call *call, uint32_t ms, int fd, tb_tool_step_fn step,
+                     void *state);
 
 /* The session the call belongs to, or NULL. */
 struct tb_session *tb_call_session(const tb_call *call);

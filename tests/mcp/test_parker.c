@@ -1,13 +1,16 @@
 /* The parker (protocol/parker.h): parked jobs run on the pool in the order
  * they fall due, a woken one at once, a stop hands every one still parked
- * to the pool; and the pool's spare queue (workers.h) takes them even when
- * the ordinary queue is full. */
+ * to the pool, a readable descriptor makes its job due; and the pool's spare
+ * queue (workers.h) takes them even when the ordinary queue is full. */
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "protocol/parker.h"
 #include "protocol/workers.h"
@@ -51,7 +54,13 @@ static void reset(void)
 	nran = 0;
 }
 
-TestSuite(parker, .init = reset);
+static void setup(void)
+{
+	reset();
+	signal(SIGPIPE, SIG_IGN);
+}
+
+TestSuite(parker, .init = setup);
 
 Test(parker, runs_jobs_in_order_of_due_time)
 {
@@ -146,4 +155,31 @@ Test(parker, parked_jobs_use_the_spare_queue_when_the_queue_is_full)
 	cr_assert_eq(wait_ran(3, 5000), 3);
 	tb_parker_free(p);
 	tb_workers_drain(pool);
+}
+
+Test(parker, a_readable_descriptor_makes_its_job_due)
+{
+	struct tb_workers *pool = tb_workers_new(1, 4);
+	struct tb_parker *p = tb_parker_new(pool);
+	struct tb_park e = {.fn = record, .arg = (void *)9};
+	struct tb_park quiet = {.fn = record, .arg = (void *)10};
+	int fds[2], other[2];
+
+	cr_assert_eq(pipe(fds), 0);
+	cr_assert_eq(pipe(other), 0);
+	cr_assert_eq(tb_parker_add_fd(p, &e, 60000, fds[0]), 0);
+	cr_assert_eq(tb_parker_add_fd(p, &quiet, 60000, other[0]), 0);
+	cr_assert_eq(wait_ran(1, 100), 0);
+	cr_assert_eq(write(fds[1], "x", 1), 1);
+	cr_assert_eq(wait_ran(1, 5000), 1);
+	cr_assert_eq(order[0], 9);
+	/* The parker closed the descriptor it was given. */
+	cr_assert_eq(write(fds[1], "x", 1), -1);
+	cr_assert_eq(errno, EPIPE);
+	cr_assert_eq(tb_parker_count(p), 1);
+	tb_parker_free(p);
+	tb_workers_drain(pool);
+	cr_assert_eq(nran, 2);
+	close(fds[1]);
+	close(other[1]);
 }
