@@ -173,6 +173,15 @@ static int open_box(const struct handle *h, struct tb_box *box, char *err,
 	return 0;
 }
 
+/* parse_id, then open_box. Returns 0 or a JSON-RPC error. */
+static int open_task(const char *task_id, struct handle *h, struct tb_box *box,
+                     char *err, size_t errlen)
+{
+	int rc = parse_id(task_id, h, err, errlen);
+
+	return rc ? rc : open_box(h, box, err, errlen);
+}
+
 /* view_in, in the task's sandbox opened for the call. */
 static int view_task(tb_call *call, const struct handle *h, uint32_t wait_ms,
                      json_t **view, char *err, size_t errlen)
@@ -282,10 +291,8 @@ static int result(tb_call *call, const char *task_id, json_t **out,
 	struct handle h;
 	struct tb_box box;
 	json_t *view = NULL;
-	int rc = parse_id(task_id, &h, err, errlen);
+	int rc = open_task(task_id, &h, &box, err, errlen);
 
-	if (rc == 0)
-		rc = open_box(&h, &box, err, errlen);
 	if (rc != 0)
 		return rc;
 	rc = tb_parked_task_wait(call, &box, h.task_id, &pr, NULL,
@@ -302,10 +309,8 @@ static int cancel(tb_call *call, const char *task_id, json_t **out, char *err,
 	struct tb_box box;
 	struct handle h;
 	json_t *view = NULL;
-	int rc = parse_id(task_id, &h, err, errlen);
+	int rc = open_task(task_id, &h, &box, err, errlen);
 
-	if (rc == 0)
-		rc = open_box(&h, &box, err, errlen);
 	if (rc != 0)
 		return rc;
 	rc = view_in(call, &box, h.task_id, 0, &view, err, errlen);
