@@ -124,14 +124,8 @@ static uint64_t hand_due(struct tb_parker *p)
 			unlink_entry(p, e);
 			continue;
 		}
-		if (p->stopping) {
-			/* The pool refuses work only once it is draining,
-			 * after this parker has stopped; never here. */
-			tb_log(TB_LOG_ERROR, "parker: a job could not run");
-			unlink_entry(p, e);
-			continue;
-		}
-		/* The spare queue is full: a little later. */
+		/* The spare queue is full (a thousand steps fall due at
+		 * once, or the stop hands every job on): a little later. */
 		e->due_ns = now + RETRY_NS;
 		sift_down(p, 0);
 		break;

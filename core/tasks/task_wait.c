@@ -15,6 +15,9 @@
  * this often while cheap probes see nothing. */
 #define FULL_VIEW_EVERY_US 1000000u
 
+/* The longest pause between two looks for output of a watched wait. */
+#define WATCHED_OUTPUT_MAX_MS 100u
+
 static uint64_t now_us(void)
 {
 	struct timespec ts;
@@ -108,8 +111,9 @@ struct tb_wait {
 	json_t *view;    /* the last view, or a tool error */
 	int64_t sup_pid; /* the task's supervisor, from the status record */
 	uint64_t sup_start;
-	int rc;    /* tb_task_view's for it */
-	bool done; /* the view settles it, or it failed */
+	int rc;       /* tb_task_view's for it */
+	bool done;    /* the view settles it, or it failed */
+	bool watched; /* the supervisor's pidfd wakes this park */
 };
 
 /* Takes a full view into wait. */
@@ -156,10 +160,29 @@ struct tb_wait *tb_wait_begin(struct tb_box *box, const char *task_id,
 
 int tb_wait_wake_fd(struct tb_wait *wait)
 {
-	if (wait->sup_pid <= 0 ||
-	    !(wait->box.inst->plugin->features & TASKBOX_FEATURE_HOST_PIDS))
-		return -1;
-	return tb_pid_watch_dup(wait->sup_pid, wait->sup_start);
+	int fd = -1;
+
+	if (wait->sup_pid > 0 &&
+	    (wait->box.inst->plugin->features & TASKBOX_FEATURE_HOST_PIDS))
+		fd = tb_pid_watch_dup(wait->sup_pid, wait->sup_start);
+	wait->watched = fd >= 0;
+	return fd;
+}
+
+/* The pause before the next step of a wait whose supervisor's pidfd will
+ * wake it at the end: only new output needs looking for, at a tenth of
+ * the silence so far (so a quiet task costs ever less), 20..100 ms; a
+ * wait for the end needs no step but a rare one. */
+static uint32_t watched_interval_ms(const struct tb_wait *wait, uint32_t ms,
+                                    uint64_t spent_us)
+{
+	uint64_t tenth = spent_us / 10000u;
+
+	if (wait->until == TB_WAIT_TERMINAL)
+		return TB_WAIT_MAX_MS;
+	if (tenth > WATCHED_OUTPUT_MAX_MS)
+		tenth = WATCHED_OUTPUT_MAX_MS;
+	return tenth > ms ? (uint32_t)tenth : ms;
 }
 
 bool tb_wait_pending(struct tb_wait *wait, const struct tb_waiter *w,
@@ -182,13 +205,40 @@ bool tb_wait_pending(struct tb_wait *wait, const struct tb_waiter *w,
 		                     field_int(wait->view, "stderr_size")),
 		            -1, NULL);
 	*ms = tb_wait_interval_ms(wait->cost, left);
+	if (wait->watched) {
+		uint32_t longer = watched_interval_ms(wait, *ms, spent);
+		*ms = longer < left ? longer : left;
+	}
 	return true;
+}
+
+/* A step of a watched wait: has the supervisor exited (a poll of its
+ * pidfd), or, for TB_WAIT_CHANGE, is there output past the offsets? True
+ * when a view is due. */
+static bool watched_probe(struct tb_wait *wait)
+{
+	if (tb_pid_watch_check(wait->sup_pid, wait->sup_start) != 1)
+		return true;
+	return wait->until == TB_WAIT_CHANGE &&
+	       (has_byte(&wait->box, wait->task_id, "stdout",
+	                 wait->pr.stdout_offset) ||
+	        has_byte(&wait->box, wait->task_id, "stderr",
+	                 wait->pr.stderr_offset));
 }
 
 void tb_wait_step(struct tb_wait *wait)
 {
 	uint64_t before = now_us();
 
+	/* Watched, the pidfd stands for the status record and the liveness
+	 * check of a full view. */
+	if (wait->watched) {
+		if (watched_probe(wait))
+			view(wait);
+		else
+			wait->cost = now_us() - before;
+		return;
+	}
 	if (!probe(&wait->box, wait->task_id, &wait->pr, wait->until,
 	           &wait->sup_pid, &wait->sup_start) &&
 	    before - wait->viewed < FULL_VIEW_EVERY_US) {

@@ -2,6 +2,8 @@
  * continuation. */
 #include "config.h"
 
+#include <unistd.h>
+
 #include "base/error_json.h"
 #include "tools/task_park.h"
 
@@ -24,9 +26,14 @@ static int go_on(tb_call *call, struct tb_wait *wait, json_t **result)
 	uint32_t ms;
 
 	tb_call_waiter(call, &w);
-	if (!tb_call_cancelled(call) && tb_wait_pending(wait, &w, &ms)) {
-		tb_call_park_fd(call, ms, tb_wait_wake_fd(wait), step, wait);
-		return TB_TOOL_PARKED;
+	if (!tb_call_cancelled(call)) {
+		int fd = tb_wait_wake_fd(wait);
+		if (tb_wait_pending(wait, &w, &ms)) {
+			tb_call_park_fd(call, ms, fd, step, wait);
+			return TB_TOOL_PARKED;
+		}
+		if (fd >= 0)
+			close(fd);
 	}
 	return tb_wait_end(wait, result) == 0 ? 0 : 1;
 }
