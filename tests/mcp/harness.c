@@ -13,7 +13,7 @@
 #include "tools/tools_registry.h"
 #include "protocol/workers.h"
 
-static void collect(void *ctx, const char *line, size_t len)
+static void collect(void *ctx, const char *line, size_t len, bool reply)
 {
 	struct harness *h = ctx;
 	json_error_t err;
@@ -23,6 +23,10 @@ static void collect(void *ctx, const char *line, size_t len)
 	json_t *msg = json_loadb(line, len, 0, &err);
 	cr_assert(msg, "the server wrote invalid JSON: %s: %.*s", err.text,
 	          (int)len, line);
+	/* The sink is told which message answers a request. */
+	bool response = json_object_get(msg, "method") == NULL;
+	cr_assert_eq(reply, response, "reply is %d for %.*s", reply, (int)len,
+	             line);
 	pthread_mutex_lock(&h->lock);
 	json_array_append_new(h->out, msg);
 	pthread_cond_broadcast(&h->more);
@@ -40,7 +44,10 @@ void harness_open(struct harness *h, unsigned workers, unsigned queue,
 	h->out = json_array();
 	if (workers)
 		h->pool = tb_workers_new(workers, queue);
-	struct tb_mcp_opts o = {collect, h, h->pool, test_tools};
+	struct tb_mcp_opts o = {.write = collect,
+	                        .ctx = h,
+	                        .pool = h->pool,
+	                        .test_tools = test_tools};
 	h->session = tb_mcp_new(&o);
 	cr_assert(h->session);
 }
