@@ -1,14 +1,18 @@
 # core/base: small pieces every layer may use: logging, base64, UTF-8 pages,
-# error bodies, JSON-RPC codes.
+# error bodies, JSON-RPC codes, listen addresses, metrics.
 # (included from core/local.mk)
 libtaskbox_core_la_SOURCES += \
 	core/base/base64.c \
 	core/base/error_json.c \
+	core/base/listen_addr.c \
 	core/base/log.c \
+	core/base/metrics.c \
 	core/base/utf8_page.c
 noinst_HEADERS += \
 	core/base/base64.h \
 	core/base/error_json.h \
+	core/base/listen_addr.h \
 	core/base/log.h \
+	core/base/metrics.h \
 	core/base/rpc_codes.h \
 	core/base/utf8_page.h

@@ -40,17 +40,32 @@ static int current_threshold(void)
 	return t;
 }
 
-void tb_log(enum tb_log_level level, const char *fmt, ...)
+static void log_line(enum tb_log_level level, const char *fmt, va_list ap)
 {
 	char line[2048];
+
+	vsnprintf(line, sizeof line, fmt, ap);
+	pthread_mutex_lock(&log_lock);
+	fprintf(stderr, "taskbox: %s: %s\n", level_names[level], line);
+	pthread_mutex_unlock(&log_lock);
+}
+
+void tb_log(enum tb_log_level level, const char *fmt, ...)
+{
 	va_list ap;
 
 	if ((int)level > current_threshold())
 		return;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
+	log_line(level, fmt, ap);
 	va_end(ap);
-	pthread_mutex_lock(&log_lock);
-	fprintf(stderr, "taskbox: %s: %s\n", level_names[level], line);
-	pthread_mutex_unlock(&log_lock);
+}
+
+void tb_log_always(enum tb_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_line(level, fmt, ap);
+	va_end(ap);
 }

@@ -20,4 +20,9 @@ int tb_log_parse_level(const char *name);
 void tb_log(enum tb_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* tb_log whatever the threshold: for the rare line an operator or a test
+ * must always see (where a server listens). */
+void tb_log_always(enum tb_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 #endif /* TB_LOG_H */

@@ -16,6 +16,7 @@ enum tb_exit {
 struct tb_cli_opts {
 	const char *config;     /* --config FILE, or NULL */
 	const char *plugin_dir; /* --plugin-dir DIR, or NULL */
+	const char *http;       /* --http [ADDR:]PORT, or NULL */
 	unsigned workers;       /* --workers N; 0 = the server's default */
 	bool test_tools;        /* --test-tools or $TASKBOX_TEST_TOOLS=1 */
 	bool start;             /* check-config --start */
@@ -33,5 +34,13 @@ int tb_cli_providers(const struct tb_cli_opts *opts);
  * that serve would use, and finds each instance's plugin along the search
  * path; with --start also starts and stops each instance. */
 int tb_cli_check_config(const struct tb_cli_opts *opts, const char *file);
+
+struct tb_config_http;
+
+/* `taskbox serve` over HTTP: on --http, else on h->listen (h may be NULL
+ * with --http). Returns an exit code (TB_EXIT_CONFIG when no token guards a
+ * non-loopback address, or a token source is unreadable). */
+int tb_cli_serve_http(const struct tb_cli_opts *opts,
+                      const struct tb_config_http *h);
 
 #endif /* TB_CLI_H */

@@ -6,6 +6,7 @@ libtaskbox_core_la_SOURCES += \
 taskbox_SOURCES += \
 	core/cli/cli_check_config.c \
 	core/cli/cli_help.c \
+	core/cli/cli_http.c \
 	core/cli/cli_providers.c \
 	core/cli/main.c
 noinst_HEADERS += \

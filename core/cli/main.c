@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/listen_addr.h"
 #include "cli/cli.h"
 #include "host/config_file.h"
 #include "host/loader.h"
@@ -112,7 +113,7 @@ static int parse(int argc, char **argv, struct cmdline *cl)
 		len = eq ? (size_t)(eq - a) : strlen(a);
 #define IS(name) (len == strlen(name) && strncmp(a, name, len) == 0)
 		if (!IS("--config") && !IS("--plugin-dir") &&
-		    !IS("--log-level") && !IS("--workers"))
+		    !IS("--log-level") && !IS("--workers") && !IS("--http"))
 			return usage("unknown option \"%s\"", a);
 		v = option_value(argc, argv, &i, eq);
 		if (!v || !*v)
@@ -121,6 +122,13 @@ static int parse(int argc, char **argv, struct cmdline *cl)
 			cl->opts.config = v;
 		} else if (IS("--plugin-dir")) {
 			cl->opts.plugin_dir = v;
+		} else if (IS("--http")) {
+			struct tb_listen_addr addr;
+			char why[160];
+			if (tb_listen_addr_parse(v, &addr, why, sizeof why) < 0)
+				return usage("--http %s: %s", v, why);
+			cl->opts.http = v;
+			cl->serve_only = true;
 		} else if (IS("--log-level")) {
 			if (tb_log_parse_level(v) < 0)
 				return usage("--log-level must be error, warn, "
@@ -168,7 +176,11 @@ static int serve(const struct tb_cli_opts *opts)
 		rc = TB_EXIT_PROVIDER;
 		goto out_loader;
 	}
-	if (tb_modules_init(cfg, opts->test_tools) == 0) {
+	if (tb_modules_init(cfg, opts->test_tools) < 0) {
+		/* said why */
+	} else if (opts->http || (cfg->http && cfg->http->listen)) {
+		rc = tb_cli_serve_http(opts, cfg->http);
+	} else {
 		struct tb_serve_opts so = {
 		    .in_fd = STDIN_FILENO,
 		    .out_fd = STDOUT_FILENO,
@@ -216,8 +228,8 @@ int main(int argc, char **argv)
 	if (tt && strcmp(tt, "1") == 0)
 		cl.opts.test_tools = true;
 	if (cl.serve_only && strcmp(cl.subcommand, "serve") != 0)
-		return usage("--workers and --test-tools are options of "
-		             "serve, not of %s",
+		return usage("--workers, --http and --test-tools are options "
+		             "of serve, not of %s",
 		             cl.subcommand);
 	if (cl.check_only && strcmp(cl.subcommand, "check-config") != 0)
 		return usage("--start is an option of check-config, not of %s",

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "host/config_file.h"
+#include "host/config_http.h"
 
 #define BUILTIN_SOURCE "(built-in default)"
 #define BUILTIN_TEXT                                                           \
@@ -21,18 +22,8 @@
 #define PLUGIN_RULE "^[a-z][a-z0-9_]{0,31}$"
 #define ENV_RULE "^[A-Za-z_][A-Za-z0-9_]*$"
 
-/* Problems found so far, one per line. */
-struct problems {
-	char *buf;
-	size_t len;
-	size_t used;
-	unsigned count;
-};
-
-static void problem(struct problems *p, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void problem(struct problems *p, const char *path, const char *fmt, ...)
+void tb_config_problem(struct tb_config_problems *p, const char *path,
+                       const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -88,7 +79,7 @@ static int plugin_name_ok(const char *s)
 	return name_matches(s, 32, "_", 0);
 }
 
-static int env_name_ok(const char *s)
+bool tb_config_env_name_ok(const char *s)
 {
 	return name_matches(s, (size_t)-1, "_", 1);
 }
@@ -115,7 +106,7 @@ static char *child_path(const char *parent, const char *key)
 	return out;
 }
 
-static const char *type_name(const json_t *v)
+const char *tb_config_type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
@@ -136,8 +127,9 @@ static const char *type_name(const json_t *v)
 }
 
 /* Reports every key of obj not in allowed (a NULL-terminated list). */
-static void unknown_keys(struct problems *p, const char *path, json_t *obj,
-                         const char *const *allowed, const char *listed)
+void tb_config_unknown_keys(struct tb_config_problems *p, const char *path,
+                            json_t *obj, const char *const *allowed,
+                            const char *listed)
 {
 	const char *key;
 	json_t *v;
@@ -149,86 +141,93 @@ static void unknown_keys(struct problems *p, const char *path, json_t *obj,
 			known = known || strcmp(*a, key) == 0;
 		if (!known) {
 			char *kp = child_path(path, key);
-			problem(p, kp ? kp : path, "unknown key (allowed: %s)",
-			        listed);
+			tb_config_problem(p, kp ? kp : path,
+			                  "unknown key (allowed: %s)", listed);
 			free(kp);
 		}
 	}
 }
 
-static void check_instance(struct problems *p, const char *path, json_t *inst)
+static void check_instance(struct tb_config_problems *p, const char *path,
+                           json_t *inst)
 {
 	static const char *const allowed[] = {"plugin", "settings", NULL};
 	char *sub;
 	json_t *plugin, *settings;
 
 	if (!json_is_object(inst)) {
-		problem(p, path, "must be an object, not %s", type_name(inst));
+		tb_config_problem(p, path, "must be an object, not %s",
+		                  tb_config_type_name(inst));
 		return;
 	}
-	unknown_keys(p, path, inst, allowed, "plugin, settings");
+	tb_config_unknown_keys(p, path, inst, allowed, "plugin, settings");
 	plugin = json_object_get(inst, "plugin");
 	sub = child_path(path, "plugin");
 	if (!plugin)
-		problem(p, sub, "required");
+		tb_config_problem(p, sub, "required");
 	else if (!json_is_string(plugin))
-		problem(p, sub, "must be a string, not %s", type_name(plugin));
+		tb_config_problem(p, sub, "must be a string, not %s",
+		                  tb_config_type_name(plugin));
 	else if (!plugin_name_ok(json_string_value(plugin)))
-		problem(p, sub, "must match %s", PLUGIN_RULE);
+		tb_config_problem(p, sub, "must match %s", PLUGIN_RULE);
 	free(sub);
 	settings = json_object_get(inst, "settings");
 	sub = child_path(path, "settings");
 	if (settings && !json_is_object(settings))
-		problem(p, sub, "must be an object, not %s",
-		        type_name(settings));
+		tb_config_problem(p, sub, "must be an object, not %s",
+		                  tb_config_type_name(settings));
 	free(sub);
 }
 
-static void check_providers(struct problems *p, json_t *providers)
+static void check_providers(struct tb_config_problems *p, json_t *providers)
 {
 	const char *name;
 	json_t *inst;
 
 	if (!providers) {
-		problem(p, "$.providers", "required");
+		tb_config_problem(p, "$.providers", "required");
 		return;
 	}
 	if (!json_is_object(providers)) {
-		problem(p, "$.providers", "must be an object, not %s",
-		        type_name(providers));
+		tb_config_problem(p, "$.providers", "must be an object, not %s",
+		                  tb_config_type_name(providers));
 		return;
 	}
 	if (json_object_size(providers) == 0)
-		problem(p, "$.providers", "must name at least one instance");
+		tb_config_problem(p, "$.providers",
+		                  "must name at least one instance");
 	json_object_foreach(providers, name, inst)
 	{
 		char *path = child_path("$.providers", name);
 		if (!path)
 			continue;
 		if (!instance_name_ok(name))
-			problem(p, path, "instance name must match %s",
-			        INSTANCE_RULE);
+			tb_config_problem(p, path,
+			                  "instance name must match %s",
+			                  INSTANCE_RULE);
 		check_instance(p, path, inst);
 		free(path);
 	}
 }
 
-static void check_default(struct problems *p, json_t *def, json_t *providers)
+static void check_default(struct tb_config_problems *p, json_t *def,
+                          json_t *providers)
 {
 	if (!def)
-		problem(p, "$.default", "required");
+		tb_config_problem(p, "$.default", "required");
 	else if (!json_is_string(def))
-		problem(p, "$.default", "must be a string, not %s",
-		        type_name(def));
+		tb_config_problem(p, "$.default", "must be a string, not %s",
+		                  tb_config_type_name(def));
 	else if (json_is_object(providers) &&
 	         !json_object_get(providers, json_string_value(def)))
-		problem(p, "$.default",
-		        "must name an instance under $.providers (\"%.64s\" "
-		        "is not one)",
-		        json_string_value(def));
+		tb_config_problem(
+		    p, "$.default",
+		    "must name an instance under $.providers (\"%.64s\" "
+		    "is not one)",
+		    json_string_value(def));
 }
 
-static void check_mask(struct problems *p, json_t *mask)
+static void check_mask(struct tb_config_problems *p, json_t *mask)
 {
 	static const char *const allowed[] = {"values_from_env", NULL};
 	json_t *names, *v;
@@ -237,19 +236,19 @@ static void check_mask(struct problems *p, json_t *mask)
 	if (!mask)
 		return;
 	if (!json_is_object(mask)) {
-		problem(p, "$.mask", "must be an object, not %s",
-		        type_name(mask));
+		tb_config_problem(p, "$.mask", "must be an object, not %s",
+		                  tb_config_type_name(mask));
 		return;
 	}
-	unknown_keys(p, "$.mask", mask, allowed, "values_from_env");
+	tb_config_unknown_keys(p, "$.mask", mask, allowed, "values_from_env");
 	names = json_object_get(mask, "values_from_env");
 	if (!names)
 		return;
 	if (!json_is_array(names)) {
-		problem(
+		tb_config_problem(
 		    p, "$.mask.values_from_env",
 		    "must be an array of environment variable names, not %s",
-		    type_name(names));
+		    tb_config_type_name(names));
 		return;
 	}
 	json_array_foreach(names, i, v)
@@ -257,13 +256,14 @@ static void check_mask(struct problems *p, json_t *mask)
 		char path[64];
 		snprintf(path, sizeof path, "$.mask.values_from_env[%zu]", i);
 		if (!json_is_string(v))
-			problem(p, path, "must be a string, not %s",
-			        type_name(v));
-		else if (!env_name_ok(json_string_value(v)))
-			problem(p, path,
-			        "must be an environment variable name matching "
-			        "%s (secrets are named, never written inline)",
-			        ENV_RULE);
+			tb_config_problem(p, path, "must be a string, not %s",
+			                  tb_config_type_name(v));
+		else if (!tb_config_env_name_ok(json_string_value(v)))
+			tb_config_problem(
+			    p, path,
+			    "must be an environment variable name matching "
+			    "%s (secrets are named, never written inline)",
+			    ENV_RULE);
 	}
 }
 
@@ -271,20 +271,23 @@ static void check_mask(struct problems *p, json_t *mask)
 static unsigned validate(json_t *root, char *err, size_t errlen)
 {
 	static const char *const allowed[] = {"default", "providers", "mask",
-	                                      NULL};
-	struct problems p = {err, errlen, 0, 0};
+	                                      "http", NULL};
+	struct tb_config_problems p = {err, errlen, 0, 0};
 
 	if (err && errlen)
 		err[0] = '\0';
 	if (!json_is_object(root)) {
-		problem(&p, "$", "must be an object, not %s", type_name(root));
+		tb_config_problem(&p, "$", "must be an object, not %s",
+		                  tb_config_type_name(root));
 		return p.count;
 	}
-	unknown_keys(&p, "$", root, allowed, "default, providers, mask");
+	tb_config_unknown_keys(&p, "$", root, allowed,
+	                       "default, providers, mask, http");
 	check_providers(&p, json_object_get(root, "providers"));
 	check_default(&p, json_object_get(root, "default"),
 	              json_object_get(root, "providers"));
 	check_mask(&p, json_object_get(root, "mask"));
+	tb_config_check_http(&p, json_object_get(root, "http"));
 	return p.count;
 }
 
@@ -303,6 +306,7 @@ void tb_config_free(struct tb_config *cfg)
 	free(cfg->mask_values);
 	free(cfg->default_name);
 	free(cfg->source);
+	tb_config_free_http(cfg->http);
 	free(cfg);
 }
 
@@ -380,7 +384,9 @@ struct tb_config *tb_config_parse(const char *text, const char *source,
 	cfg->source = strdup(source);
 	cfg->default_name =
 	    strdup(json_string_value(json_object_get(root, "default")));
-	if (!cfg->source || !cfg->default_name ||
+	bool failed = false;
+	cfg->http = tb_config_take_http(json_object_get(root, "http"), &failed);
+	if (failed || !cfg->source || !cfg->default_name ||
 	    take_instances(cfg, json_object_get(root, "providers")) < 0 ||
 	    take_mask_values(cfg, json_object_get(root, "mask")) < 0)
 		goto nomem;

@@ -3,12 +3,32 @@
 #ifndef TB_CONFIG_FILE_H
 #define TB_CONFIG_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct tb_config_instance {
 	char *name;          /* key under "providers" */
 	char *plugin;        /* plugin name, e.g. "local" */
 	char *settings_json; /* the instance's "settings" object as text */
+};
+
+/* The "http" section: the Streamable HTTP transport's settings. Tokens are
+ * never in the file: token_env and token_file name where they are. */
+struct tb_config_http {
+	char *listen; /* "[ADDR:]PORT", or NULL */
+	char *path;   /* the endpoint, or NULL */
+	char *token_env;
+	char *token_file;
+	char **allowed_origins;
+	size_t n_allowed_origins;
+	char **allowed_hosts;
+	size_t n_allowed_hosts;
+	unsigned session_idle_s; /* 0: not set */
+	unsigned idle_timeout_s;
+	unsigned max_connections;
+	unsigned max_inflight;
+	char *tls_cert; /* both or neither */
+	char *tls_key;
 };
 
 struct tb_config {
@@ -19,6 +39,7 @@ struct tb_config {
 	char **mask_values; /* values of mask.values_from_env that are set and
 	                       non-empty, resolved at load time */
 	size_t n_mask_values;
+	struct tb_config_http *http; /* NULL when the file has none */
 };
 
 /* Finds the config as --config FILE (path, may be NULL), $TASKBOX_CONFIG,

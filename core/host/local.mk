@@ -3,12 +3,14 @@
 # (included from core/local.mk)
 libtaskbox_core_la_SOURCES += \
 	core/host/config_file.c \
+	core/host/config_http.c \
 	core/host/loader.c \
 	core/host/provider_check.c \
 	core/host/registry.c \
 	core/host/sandbox_ref.c
 noinst_HEADERS += \
 	core/host/config_file.h \
+	core/host/config_http.h \
 	core/host/instance.h \
 	core/host/loader.h \
 	core/host/provider_check.h \

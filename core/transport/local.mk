@@ -1,7 +1,27 @@
-# core/transport: how messages arrive and leave: stdio framing, one client
-# and one session per process.
+# core/transport: how messages arrive and leave: stdio framing (one client
+# and one session per process) and Streamable HTTP (one session per
+# Mcp-Session-Id, on libmicrohttpd).
 # (included from core/local.mk)
 libtaskbox_core_la_SOURCES += \
-	core/transport/server.c
+	core/transport/http_policy.c \
+	core/transport/server.c \
+	core/transport/stop.c
 noinst_HEADERS += \
-	core/transport/server.h
+	core/transport/http.h \
+	core/transport/http_internal.h \
+	core/transport/http_policy.h \
+	core/transport/server.h \
+	core/transport/stop.h
+
+# The HTTP transport proper goes into the binary only: nothing else links
+# libmicrohttpd.
+taskbox_SOURCES += \
+	core/transport/http_exchange.c \
+	core/transport/http_reply.c \
+	core/transport/http_request.c \
+	core/transport/http_server.c \
+	core/transport/http_sessions.c \
+	core/transport/http_stats.c \
+	core/transport/http_watch.c
+taskbox_CFLAGS += $(MHD_CFLAGS)
+taskbox_LDADD += $(MHD_LIBS)

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
@@ -20,6 +19,7 @@
 #include "protocol/mcp.h"
 #include "protocol/parker.h"
 #include "transport/server.h"
+#include "transport/stop.h"
 #include "protocol/workers.h"
 #include "tasks/session.h"
 
@@ -28,32 +28,6 @@
 #define QUEUE_PER_WORKER 32
 /* The memory the calls in flight may cost before the reading waits. */
 #define MAX_IN_FLIGHT_COST ((size_t)64 << 20)
-#define MAX_HOOKS 32
-
-static void (*hooks[MAX_HOOKS])(void);
-static unsigned nhooks;
-
-static int signal_pipe[2] = {-1, -1};
-static volatile sig_atomic_t stop_signal;
-
-void tb_server_on_shutdown(void (*fn)(void))
-{
-	if (nhooks < MAX_HOOKS)
-		hooks[nhooks++] = fn;
-	else
-		tb_log(TB_LOG_ERROR, "too many shutdown hooks; one dropped");
-}
-
-static void on_signal(int sig)
-{
-	int saved = errno;
-	stop_signal = sig;
-	if (write(signal_pipe[1], "x", 1) < 0) {
-		/* the pipe is full: a wake-up is already pending */
-	}
-	errno = saved;
-}
-
 struct out {
 	int fd;
 	bool broken;
@@ -91,41 +65,6 @@ static void write_line(void *ctx, const char *line, size_t len, bool reply)
 	}
 }
 
-struct saved_signals {
-	struct sigaction term, intr, pipe;
-};
-
-static int install_signals(struct saved_signals *old)
-{
-	struct sigaction sa;
-
-	if (pipe(signal_pipe) < 0)
-		return -1;
-	for (int i = 0; i < 2; i++) {
-		fcntl(signal_pipe[i], F_SETFL, O_NONBLOCK);
-		fcntl(signal_pipe[i], F_SETFD, FD_CLOEXEC);
-	}
-	stop_signal = 0;
-	memset(&sa, 0, sizeof sa);
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, &old->term);
-	sigaction(SIGINT, &sa, &old->intr);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, &old->pipe);
-	return 0;
-}
-
-static void restore_signals(const struct saved_signals *old)
-{
-	sigaction(SIGTERM, &old->term, NULL);
-	sigaction(SIGINT, &old->intr, NULL);
-	sigaction(SIGPIPE, &old->pipe, NULL);
-	close(signal_pipe[0]);
-	close(signal_pipe[1]);
-	signal_pipe[0] = signal_pipe[1] = -1;
-}
-
 /* The reading, which moves from thread to thread with the pool's lead. */
 struct reader {
 	int in_fd;
@@ -156,7 +95,7 @@ static bool drain_lines(struct reader *r)
 static bool interrupted(void *ctx)
 {
 	(void)ctx;
-	return stop_signal != 0;
+	return tb_stop_signal() != 0;
 }
 
 /* The pool's lead: reads until EOF, a read error or a stop signal (true),
@@ -165,11 +104,11 @@ static bool read_lines(void *ctx)
 {
 	struct reader *r = ctx;
 	struct pollfd fds[2] = {{r->in_fd, POLLIN, 0},
-	                        {signal_pipe[0], POLLIN, 0}};
+	                        {tb_stop_fd(), POLLIN, 0}};
 
 	if (drain_lines(r))
 		return false;
-	while (!stop_signal && !r->lines.eof) {
+	while (!tb_stop_signal() && !r->lines.eof) {
 		if (poll(fds, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -190,9 +129,9 @@ static bool read_lines(void *ctx)
 		if (drain_lines(r))
 			return false;
 	}
-	if (stop_signal)
+	if (tb_stop_signal())
 		tb_log(TB_LOG_INFO, "signal %d: shutting down",
-		       (int)stop_signal);
+		       tb_stop_signal());
 	else if (r->lines.eof)
 		tb_log(TB_LOG_INFO, "end of input: shutting down");
 	return true;
@@ -200,7 +139,7 @@ static bool read_lines(void *ctx)
 
 int tb_serve(const struct tb_serve_opts *opts)
 {
-	struct saved_signals old;
+	struct tb_stop_saved old;
 	struct out out = {opts->out_fd, false};
 	unsigned n = opts->workers ? opts->workers : DEFAULT_WORKERS;
 	struct tb_workers *pool = NULL;
@@ -219,7 +158,7 @@ int tb_serve(const struct tb_serve_opts *opts)
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		tb_log(TB_LOG_WARN, "prctl(PR_SET_DUMPABLE): %s",
 		       strerror(errno));
-	if (install_signals(&old) < 0) {
+	if (tb_stop_install(&old) < 0) {
 		tb_log(TB_LOG_ERROR, "signal pipe: %s", strerror(errno));
 		return 1;
 	}
@@ -268,8 +207,7 @@ out:
 	/* The client is gone: its session ends (its sandboxes are cleaned up
 	 * but those running tasks). */
 	tb_session_end(client);
-	while (nhooks > 0)
-		hooks[--nhooks]();
-	restore_signals(&old);
+	tb_stop_run_hooks();
+	tb_stop_restore(&old);
 	return rc;
 }

@@ -5,6 +5,8 @@
 
 #include <stdbool.h>
 
+#include "transport/stop.h" /* tb_server_on_shutdown */
+
 struct tb_serve_opts {
 	int in_fd;        /* newline-delimited JSON-RPC in */
 	int out_fd;       /* protocol messages out, nothing else */
@@ -17,9 +19,5 @@ struct tb_serve_opts {
  * created and did not retain), runs the shutdown hooks (in reverse order
  * of registration), and returns 0; returns 1 when it could not start. */
 int tb_serve(const struct tb_serve_opts *opts);
-
-/* Adds a hook run once when serving ends, after the session's end. Call
- * before tb_serve; not thread-safe. */
-void tb_server_on_shutdown(void (*fn)(void));
 
 #endif /* TB_SERVER_H */

@@ -95,7 +95,7 @@ Test(config, unknown_keys_at_the_root)
 {
 	PROBLEMS("{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
 	         "\"x\"}}, \"limits\": {}}",
-	         "$.limits: unknown key (allowed: default, providers, mask)");
+	         "$.limits: unknown key (allowed: default, providers, mask, http)");
 }
 
 Test(config, unknown_keys_in_an_instance)

@@ -1,0 +1,130 @@
+/* `taskbox serve --http` (or a config with http.listen): the HTTP
+ * transport's options from the command line and the config file, and the
+ * bearer tokens from $TASKBOX_HTTP_TOKEN and the sources the config names
+ * (never from the config text or the command line). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/listen_addr.h"
+#include "base/log.h"
+#include "cli/cli.h"
+#include "host/config_file.h"
+#include "transport/http.h"
+#include "transport/http_policy.h"
+
+#define TOKEN_FILE_MAX 65536
+
+/* Adds the tokens of a file; -1 (said) when it cannot be read. */
+static int tokens_from_file(const char *path, char ***v, size_t *n)
+{
+	char text[TOKEN_FILE_MAX + 1], why[128];
+	FILE *f = fopen(path, "r");
+	size_t len;
+
+	if (!f) {
+		fprintf(stderr,
+		        "taskbox: invalid config:\n$.http.token_file: "
+		        "cannot open %s: %s\n",
+		        path, strerror(errno));
+		return -1;
+	}
+	len = fread(text, 1, TOKEN_FILE_MAX, f);
+	bool bad = ferror(f) || len == TOKEN_FILE_MAX;
+	fclose(f);
+	text[len] = '\0';
+	if (bad || strlen(text) != len) {
+		fprintf(stderr,
+		        "taskbox: invalid config:\n$.http.token_file: "
+		        "%s is unreadable, too large or binary\n",
+		        path);
+		return -1;
+	}
+	if (tb_http_tokens_split(text, v, n, why, sizeof why) < 0) {
+		fprintf(stderr,
+		        "taskbox: invalid config:\n$.http.token_file: "
+		        "%s\n",
+		        why);
+		return -1;
+	}
+	return 0;
+}
+
+/* Adds the tokens of an environment variable, if set. */
+static int tokens_from_env(const char *name, const char *what, char ***v,
+                           size_t *n)
+{
+	const char *value = getenv(name);
+	char why[128];
+
+	if (!value)
+		return 0;
+	if (tb_http_tokens_split(value, v, n, why, sizeof why) < 0) {
+		fprintf(stderr, "taskbox: invalid config:\n%s ($%s): %s\n",
+		        what, name, why);
+		return -1;
+	}
+	return 0;
+}
+
+int tb_cli_serve_http(const struct tb_cli_opts *opts,
+                      const struct tb_config_http *h)
+{
+	struct tb_config_http none = {0};
+	struct tb_http_opts ho = {0};
+	struct tb_listen_addr addr;
+	char **tokens = NULL, why[256];
+	size_t n_tokens = 0;
+	int rc = TB_EXIT_CONFIG;
+
+	if (!h)
+		h = &none;
+	ho.listen = opts->http ? opts->http : h->listen;
+	if (tb_listen_addr_parse(ho.listen, &addr, why, sizeof why) < 0) {
+		fprintf(stderr, "taskbox: %s %s: %s\n",
+		        opts->http ? "--http" : "$.http.listen", ho.listen,
+		        why);
+		return opts->http ? TB_EXIT_USAGE : TB_EXIT_CONFIG;
+	}
+	if (tokens_from_env("TASKBOX_HTTP_TOKEN", "the token", &tokens,
+	                    &n_tokens) < 0 ||
+	    (h->token_env && tokens_from_env(h->token_env, "$.http.token_env",
+	                                     &tokens, &n_tokens) < 0) ||
+	    (h->token_file &&
+	     tokens_from_file(h->token_file, &tokens, &n_tokens) < 0))
+		goto out;
+	if (n_tokens == 0 && !tb_listen_addr_loopback(&addr)) {
+		fprintf(stderr,
+		        "taskbox: refusing to listen on %s without a token: "
+		        "set $TASKBOX_HTTP_TOKEN, or $.http.token_env or "
+		        "$.http.token_file in the config\n",
+		        addr.addr);
+		goto out;
+	}
+	ho.path = h->path;
+	ho.tokens = (const char *const *)tokens;
+	ho.n_tokens = n_tokens;
+	ho.allowed_origins = (const char *const *)h->allowed_origins;
+	ho.n_allowed_origins = h->n_allowed_origins;
+	ho.allowed_hosts = (const char *const *)h->allowed_hosts;
+	ho.n_allowed_hosts = h->n_allowed_hosts;
+	ho.session_idle_s = h->session_idle_s;
+	ho.idle_timeout_s = h->idle_timeout_s;
+	ho.max_connections = h->max_connections;
+	ho.max_inflight = h->max_inflight;
+	ho.workers = opts->workers;
+	ho.tls_cert = h->tls_cert;
+	ho.tls_key = h->tls_key;
+	ho.test_tools = opts->test_tools;
+	rc = tb_serve_http(&ho) == 0 ? TB_EXIT_OK : TB_EXIT_FAILURE;
+out:
+	for (size_t i = 0; i < n_tokens; i++) {
+		memset(tokens[i], 0, strlen(tokens[i]));
+		free(tokens[i]);
+	}
+	free(tokens);
+	return rc;
+}

@@ -1,0 +1,217 @@
+/* What the files of the HTTP transport share: the server, the session
+ * table, the per-request exchange, the watcher of suspended sockets and
+ * the replies. Private to core/transport/http*.c. */
+#ifndef TB_HTTP_INTERNAL_H
+#define TB_HTTP_INTERNAL_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol/mcp.h"
+#include "transport/http.h"
+
+#define HTTP_SID_BYTES 16 /* 128 random bits, sent as 32 hex digits */
+#define HTTP_SID_LEN (2 * HTTP_SID_BYTES)
+
+struct http_sessions;
+struct http_watch;
+
+struct http_server {
+	const struct tb_http_opts *opts;
+	const char *path;
+	char listen_host[64]; /* "addr:port" as a Host header names it */
+	struct MHD_Daemon *daemon;
+	struct tb_workers *pool;
+	struct tb_parker *parker; /* waiting calls, parked without a thread */
+	struct http_sessions *sessions;
+	struct http_watch *watch;
+	unsigned max_inflight; /* POSTs being served and not parked */
+	unsigned inflight;     /* atomic: POSTs being served */
+	int stopping;          /* atomic: new work is refused */
+};
+
+/* --- sessions (http_sessions.c) --- */
+
+struct http_session {
+	char id[HTTP_SID_LEN + 1];
+	struct tb_mcp *mcp;
+	struct tb_session *core;
+	pthread_mutex_t feed; /* one message or a close at a time */
+	bool ended;           /* under feed and the table's lock */
+	unsigned refs;        /* under the table's lock */
+	unsigned active;      /* exchanges in progress, idem */
+	int64_t last_used_ms; /* idem */
+	struct http_session *next;
+	struct http_sessions *table;
+};
+
+/* A table of sessions whose cleanup runs on pool. */
+struct http_sessions *http_sessions_new(struct tb_workers *pool,
+                                        struct tb_parker *parker,
+                                        bool test_tools);
+
+/* A new session, active for the caller and not yet findable; NULL when
+ * out of memory. */
+struct http_session *http_session_create(struct http_sessions *t);
+
+/* Makes a created session findable by its id (its initialize succeeded). */
+void http_session_publish(struct http_session *s);
+
+/* The live session with this id, active for the caller, or NULL. */
+struct http_session *http_session_find(struct http_sessions *t, const char *id);
+
+/* The caller's exchange with s is over: s may go idle. */
+void http_session_done(struct http_session *s);
+
+/* Feeds one message to s unless it has ended (false). */
+bool http_session_feed(struct http_session *s, const char *msg, size_t len,
+                       const struct tb_mcp_sink *sink);
+
+/* Ends s (DELETE, a failed initialize): it is no longer found, its calls
+ * are cancelled, and its cleanup runs on a worker once the last is gone. */
+void http_session_end(struct http_session *s);
+
+/* Ends every session idle for idle_ms or more; when idle_ms is 0 every
+ * session, and those made later as soon as they are published. */
+void http_sessions_expire(struct http_sessions *t, int64_t idle_ms);
+
+/* Waits until every session made is closed: none has a call left. */
+void http_sessions_wait_closed(struct http_sessions *t);
+
+/* Waits until every ended session's cleanup has run. */
+void http_sessions_wait(struct http_sessions *t);
+
+/* Frees t; every session must be gone (http_sessions_wait). */
+void http_sessions_free(struct http_sessions *t);
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+int64_t http_now_ms(void);
+
+/* --- the watcher of suspended sockets (http_watch.c) --- */
+
+/* Starts a thread that calls gone(item) when the peer of a watched socket
+ * has closed it, release(item) some time after http_watch_remove, and
+ * tick(ctx) every tick_ms. NULL on failure. */
+struct http_watch *http_watch_start(void (*gone)(void *item),
+                                    void (*release)(void *item),
+                                    void (*tick)(void *ctx), void *tick_ctx,
+                                    unsigned tick_ms);
+
+/* Watches fd for item; -1 when it cannot (then nothing is released). */
+int http_watch_add(struct http_watch *w, int fd, void *item);
+
+/* Stops watching fd; release(item) follows on the watcher's thread. */
+void http_watch_remove(struct http_watch *w, int fd, void *item);
+
+/* Stops the thread and releases every removed item. */
+void http_watch_stop(struct http_watch *w);
+
+/* --- one request and its answer (http_exchange.c) --- */
+
+/* One request and its answer. References: MHD's (until the request
+ * completes), one per call holding the sink, one per watch, one for an
+ * SSE response's reader. */
+struct http_exchange {
+	unsigned refs; /* atomic */
+	pthread_mutex_t lock;
+	struct http_server *srv;
+	struct MHD_Connection *conn;
+	struct http_session *session; /* found or made for it, or NULL */
+	int64_t start_ms;
+	unsigned status; /* the status queued, or 0 */
+	bool counted;    /* in srv->inflight */
+	/* The request (MHD's thread only): */
+	char *body;
+	size_t len, cap;
+	char *id_key;     /* of a request, or NULL */
+	bool is_request;  /* not a notification or a response */
+	bool new_session; /* its answer carries Mcp-Session-Id */
+	bool fed;         /* the body went to the session */
+	/* The answer, under lock: */
+	char *out; /* the JSON reply, or SSE frames not yet sent */
+	size_t out_len, out_cap, out_pos;
+	unsigned holds;   /* calls holding the sink */
+	bool sse;         /* a notification came first: SSE */
+	bool replied;     /* the reply was written */
+	bool suspended;   /* by us, waiting for output */
+	bool watched;     /* fd is on the watcher */
+	bool client_gone; /* the client hung up: nothing more is sent */
+	int fd;
+};
+
+/* A new exchange for a request of conn; NULL when out of memory. */
+struct http_exchange *http_exchange_new(struct http_server *srv,
+                                        struct MHD_Connection *conn);
+
+/* Appends body bytes; -1 once the body passes the cap. */
+int http_exchange_append(struct http_exchange *ex, const char *data, size_t n);
+
+/* Serves the complete POST body (MHD's thread): parses it, finds or makes
+ * the session, feeds it, and answers or suspends the connection. */
+enum MHD_Result http_exchange_post(struct http_exchange *ex);
+
+/* Counts ex among the POSTs in flight unless the cap is reached or the
+ * server is stopping (false). */
+bool http_exchange_admit(struct http_exchange *ex);
+
+/* Called again after a resume: answers, or suspends once more. */
+enum MHD_Result http_exchange_resumed(struct http_exchange *ex);
+
+/* MHD finished the request (toe says how): cancels a call still running
+ * and drops MHD's reference. */
+void http_exchange_completed(struct http_exchange *ex,
+                             enum MHD_RequestTerminationCode toe);
+
+/* The watcher's callbacks for exchanges. */
+void http_exchange_gone(void *ex);
+void http_exchange_release(void *ex);
+
+/* --- the access handler (http_request.c) --- */
+
+enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
+                                const char *url, const char *method,
+                                const char *version, const char *upload_data,
+                                size_t *upload_data_size, void **req_cls);
+
+/* --- replies (http_reply.c) --- */
+
+/* Queues response for ex's request with status and counts it; destroys
+ * response. */
+enum MHD_Result http_queue(struct http_exchange *ex, unsigned status,
+                           struct MHD_Response *response);
+
+/* Queues a JSON-RPC error (id null) with HTTP status and code. */
+enum MHD_Result http_reply_error(struct http_exchange *ex, unsigned status,
+                                 int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Queues a JSON-RPC error (id null, code -32000) with one more header. */
+enum MHD_Result http_reply_error_with(struct http_exchange *ex, unsigned status,
+                                      const char *name, const char *value,
+                                      const char *message);
+
+/* Queues text (copied) with a content type. */
+enum MHD_Result http_reply_text(struct http_exchange *ex, unsigned status,
+                                const char *type, const char *text);
+
+/* Queues a message (stolen) as application/json. */
+enum MHD_Result http_reply_json(struct http_exchange *ex, unsigned status,
+                                json_t *msg);
+
+/* A request header's value, or NULL. */
+const char *http_header(struct http_exchange *ex, const char *name);
+
+/* --- metrics (http_stats.c) --- */
+
+void http_stats_register(void);
+void http_stats_response(unsigned status);
+void http_stats_connections(int delta);
+void http_stats_sessions(int delta);
+void http_stats_inflight(int delta);
+void http_stats_duration(unsigned status, double seconds);
+
+#endif /* TB_HTTP_INTERNAL_H */

@@ -1,0 +1,213 @@
+/* The access handler: every request's checks in order (health, Host,
+ * Origin, token, path, method, content type, size, admission), then the
+ * body to its exchange, DELETE to its session, /metrics to the renderer. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/log.h"
+#include "base/metrics.h"
+#include "base/rpc_codes.h"
+#include "protocol/jsonrpc.h"
+#include "transport/http_internal.h"
+#include "transport/http_policy.h"
+
+static enum MHD_Result reply_metrics(struct http_exchange *ex)
+{
+	size_t len;
+	char *text = tb_metrics_render(&len);
+
+	if (!text)
+		return MHD_NO;
+	struct MHD_Response *r =
+	    MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+	                        "text/plain; version=0.0.4");
+	return http_queue(ex, MHD_HTTP_OK, r);
+}
+
+static enum MHD_Result reply_unauthorized(struct http_exchange *ex)
+{
+	bool given = http_header(ex, MHD_HTTP_HEADER_AUTHORIZATION) != NULL;
+
+	return http_reply_error_with(
+	    ex, MHD_HTTP_UNAUTHORIZED, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+	    "Bearer realm=\"taskbox\"",
+	    given ? "Unauthorized: header Authorization: the bearer token is "
+	            "not one this server accepts"
+	          : "Unauthorized: header Authorization: required, as "
+	            "\"Bearer TOKEN\"");
+}
+
+static enum MHD_Result reply_not_allowed(struct http_exchange *ex)
+{
+	return http_reply_error_with(
+	    ex, MHD_HTTP_METHOD_NOT_ALLOWED, MHD_HTTP_HEADER_ALLOW,
+	    "POST, DELETE",
+	    "Method not allowed: this endpoint takes POST (messages) and "
+	    "DELETE (end the session)");
+}
+
+static enum MHD_Result reply_busy(struct http_exchange *ex)
+{
+	bool stopping = __atomic_load_n(&ex->srv->stopping, __ATOMIC_ACQUIRE);
+
+	return http_reply_error_with(
+	    ex, MHD_HTTP_SERVICE_UNAVAILABLE, MHD_HTTP_HEADER_RETRY_AFTER, "1",
+	    stopping ? "Service unavailable: the server is shutting down"
+	             : "Service unavailable: too many requests in flight; "
+	               "retry later");
+}
+
+/* Whether a Content-Type names application/json (parameters allowed). */
+static bool is_json(const char *type)
+{
+	size_t n = strlen("application/json");
+
+	return type && strncasecmp(type, "application/json", n) == 0 &&
+	       (type[n] == '\0' || type[n] == ';' || type[n] == ' ');
+}
+
+/* The checks every request but /healthz passes; answers (returning
+ * false) the first one failed. */
+static bool allowed(struct http_exchange *ex, enum MHD_Result *rc)
+{
+	const struct http_server *srv = ex->srv;
+	const struct tb_http_opts *o = srv->opts;
+	const char *host = http_header(ex, MHD_HTTP_HEADER_HOST);
+	const char *origin = http_header(ex, "Origin");
+
+	if (host &&
+	    !tb_http_host_allowed(host, o->allowed_hosts, o->n_allowed_hosts,
+	                          srv->listen_host)) {
+		*rc = http_reply_error(ex, MHD_HTTP_FORBIDDEN, -32000,
+		                       "Forbidden: header Host: %.128s is not "
+		                       "an allowed host (allowed_hosts)",
+		                       host);
+		return false;
+	}
+	if (origin && !tb_http_origin_allowed(origin, o->allowed_origins,
+	                                      o->n_allowed_origins)) {
+		*rc = http_reply_error(ex, MHD_HTTP_FORBIDDEN, -32000,
+		                       "Forbidden: header Origin: %.128s is "
+		                       "not an allowed origin "
+		                       "(allowed_origins)",
+		                       origin);
+		return false;
+	}
+	if (o->n_tokens > 0 &&
+	    !tb_http_bearer_ok(http_header(ex, MHD_HTTP_HEADER_AUTHORIZATION),
+	                       o->tokens, o->n_tokens)) {
+		*rc = reply_unauthorized(ex);
+		return false;
+	}
+	return true;
+}
+
+/* A POST's headers: content type, size and admission. */
+static enum MHD_Result post_headers(struct http_exchange *ex)
+{
+	const char *length = http_header(ex, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	if (!is_json(http_header(ex, MHD_HTTP_HEADER_CONTENT_TYPE)))
+		return http_reply_error(
+		    ex, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, -32000,
+		    "Unsupported Media Type: header Content-Type: must be "
+		    "application/json");
+	if (length && strtoull(length, NULL, 10) > TB_LINE_MAX)
+		return http_reply_error(ex, MHD_HTTP_CONTENT_TOO_LARGE, -32000,
+		                        "Payload Too Large: header "
+		                        "Content-Length: a message is at most "
+		                        "%zu bytes",
+		                        TB_LINE_MAX);
+	if (!http_exchange_admit(ex))
+		return reply_busy(ex);
+	return MHD_YES; /* the body follows */
+}
+
+/* DELETE: ends the session named by Mcp-Session-Id. */
+static enum MHD_Result delete_session(struct http_exchange *ex)
+{
+	const char *sid = http_header(ex, "Mcp-Session-Id");
+	struct http_session *s;
+
+	if (!sid)
+		return http_reply_error(ex, MHD_HTTP_BAD_REQUEST, -32000,
+		                        "Bad Request: header Mcp-Session-Id: "
+		                        "required to end a session");
+	s = http_session_find(ex->srv->sessions, sid);
+	if (!s)
+		return http_reply_error(
+		    ex, MHD_HTTP_NOT_FOUND, -32001,
+		    "Session not found: header "
+		    "Mcp-Session-Id: names no live session");
+	ex->session = s;
+	http_session_end(s);
+	return http_reply_text(ex, MHD_HTTP_NO_CONTENT, NULL, "");
+}
+
+/* Checks the headers and answers, or for a POST lets its body come. A
+ * POST is checked on the first call, before its body is read; the other
+ * methods once their request is read, so the connection stays open. */
+static enum MHD_Result headers(struct http_exchange *ex, const char *url,
+                               const char *method)
+{
+	enum MHD_Result rc;
+	bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0;
+
+	if (get && strcmp(url, "/healthz") == 0)
+		return http_reply_text(ex, MHD_HTTP_OK, "text/plain", "ok");
+	if (!allowed(ex, &rc))
+		return rc;
+	if (get && strcmp(url, "/metrics") == 0)
+		return reply_metrics(ex);
+	if (strcmp(url, ex->srv->path) != 0)
+		return http_reply_error(ex, MHD_HTTP_NOT_FOUND, -32000,
+		                        "Not Found: the MCP endpoint is %s",
+		                        ex->srv->path);
+	if (strcmp(method, MHD_HTTP_METHOD_POST) == 0)
+		return post_headers(ex);
+	if (strcmp(method, MHD_HTTP_METHOD_DELETE) == 0)
+		return delete_session(ex);
+	return reply_not_allowed(ex);
+}
+
+enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
+                                const char *url, const char *method,
+                                const char *version, const char *upload_data,
+                                size_t *upload_data_size, void **req_cls)
+{
+	struct http_exchange *ex = *req_cls;
+	bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+
+	if (!ex) {
+		ex = http_exchange_new(cls, conn);
+		if (!ex)
+			return MHD_NO;
+		*req_cls = ex;
+		return post ? headers(ex, url, method) : MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		if (!post || http_exchange_append(ex, upload_data,
+		                                  *upload_data_size) < 0) {
+			tb_log(TB_LOG_INFO,
+			       "closing a connection whose body "
+			       "passed %zu bytes",
+			       TB_LINE_MAX);
+			return MHD_NO;
+		}
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (!post)
+		return headers(ex, url, method);
+	if (!ex->fed)
+		return http_exchange_post(ex);
+	return http_exchange_resumed(ex);
+}

@@ -1,0 +1,417 @@
+// The Streamable HTTP transport against the real binary, with node's own
+// fetch, http, https and net: sessions and their headers, JSON and SSE
+// answers, the caps (body size, in-flight requests, slow connections),
+// authentication, Origin and Host checks, idle expiry and its cleanup,
+// a client that hangs up mid-call, pipelining, health, metrics and TLS.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { writeFileSync } from "node:fs";
+import http from "node:http";
+import https from "node:https";
+import net from "node:net";
+import { scratchDir, taskboxCommand } from "../lib/client.mjs";
+
+const TOKEN = randomBytes(24).toString("hex");
+const URL_LINE = /listening on (https?:\/\/\S+)/;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Starts `taskbox serve --http 127.0.0.1:0 --test-tools` with an optional
+// config "http" section; resolves once it says where it listens.
+async function serve({ http: section, token = TOKEN, args = [], listen = "127.0.0.1:0" } = {}) {
+  const dir = scratchDir("taskbox-http-");
+  const config = join(dir, "config.json");
+  writeFileSync(config, JSON.stringify({
+    default: "local",
+    providers: { local: { plugin: "local", settings: {} } },
+    ...(section ? { http: section } : {}),
+  }));
+  const env = { ...process.env, XDG_STATE_HOME: join(dir, "state") };
+  delete env.TASKBOX_HTTP_TOKEN;
+  if (token) env.TASKBOX_HTTP_TOKEN = token;
+  const { command, args: argv } = taskboxCommand(
+    ["serve", "--config", config, "--test-tools", ...(listen ? ["--http", listen] : []), ...args]);
+  const child = spawn(command, argv, { env, stdio: ["ignore", "inherit", "pipe"] });
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  let log = "";
+  const url = await new Promise((resolve, reject) => {
+    child.stderr.on("data", (d) => {
+      process.stderr.write(d);
+      log += d;
+      const m = URL_LINE.exec(log);
+      if (m) resolve(m[1]);
+    });
+    exited.then((e) => reject(new Error(`server exited (${e.signal || e.code}): ${log}`)));
+  });
+  const base = url.replace(/\/mcp$/, "");
+  return {
+    url, base, dir, token, child, exited,
+    get log() { return log; },
+    auth: token ? { Authorization: `Bearer ${token}` } : {},
+    async stop() {
+      child.kill("SIGTERM");
+      const e = await exited;
+      assert.equal(e.code, 0, `exit after SIGTERM: ${e.signal || e.code}`);
+    },
+  };
+}
+
+const init = (id = 0, protocolVersion = "2025-06-18") => ({
+  jsonrpc: "2.0", id, method: "initialize",
+  params: { protocolVersion, capabilities: {}, clientInfo: { name: "http-test", version: "1" } },
+});
+const call = (id, name, args = {}, meta) => ({
+  jsonrpc: "2.0", id, method: "tools/call",
+  params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
+});
+
+async function post(s, body, { sid, headers = {}, signal } = {}) {
+  return fetch(s.url, {
+    method: "POST",
+    signal,
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...s.auth,
+      ...(sid ? { "mcp-session-id": sid } : {}),
+      ...headers,
+    },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+// A new session: its id.
+async function open(s, version = "2025-06-18") {
+  const r = await post(s, init(0, version));
+  assert.equal(r.status, 200);
+  const sid = r.headers.get("mcp-session-id");
+  assert.match(sid, /^[0-9a-f]{32}$/);
+  await r.json();
+  const n = await post(s, { jsonrpc: "2.0", method: "notifications/initialized" }, { sid });
+  assert.equal(n.status, 202);
+  return sid;
+}
+
+function sseMessages(text) {
+  return text.split("\n\n").filter(Boolean).map((frame) => {
+    const lines = frame.split("\n");
+    assert.equal(lines[0], "event: message");
+    assert.ok(lines[1].startsWith("data: "), frame);
+    return JSON.parse(lines[1].slice(6));
+  });
+}
+
+function data(msg) {
+  assert.ok(msg.result, JSON.stringify(msg));
+  assert.ok(!msg.result.isError, JSON.stringify(msg.result));
+  return msg.result.structuredContent ?? JSON.parse(msg.result.content[0].text);
+}
+
+// A raw request through node:http (fetch will not send a foreign Host).
+function rawRequest(s, { method = "GET", path = "/mcp", headers = {}, body } = {}) {
+  const u = new URL(s.base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: u.port, method, path, headers: { ...s.auth, ...headers } }, (res) => {
+      let text = "";
+      res.on("data", (d) => (text += d));
+      res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+test("sessions, JSON and SSE answers, headers and DELETE", { timeout: 120000 }, async () => {
+  const s = await serve();
+  try {
+    const sid = await open(s);
+
+    let r = await post(s, { jsonrpc: "2.0", id: 1, method: "ping" });
+    assert.equal(r.status, 400);
+    let e = await r.json();
+    assert.equal(e.id, null);
+    assert.match(e.error.message, /Mcp-Session-Id/);
+
+    r = await post(s, { jsonrpc: "2.0", id: 1, method: "ping" }, { sid: "0".repeat(32) });
+    assert.equal(r.status, 404);
+    assert.match((await r.json()).error.message, /Mcp-Session-Id/);
+
+    r = await post(s, { jsonrpc: "2.0", id: 1, method: "ping" }, { sid, headers: { "mcp-protocol-version": "2025-03-26" } });
+    assert.equal(r.status, 400);
+    assert.match((await r.json()).error.message, /MCP-Protocol-Version: must equal .* 2025-06-18/);
+    r = await post(s, { jsonrpc: "2.0", id: 1, method: "ping" }, { sid, headers: { "mcp-protocol-version": "1999-01-01" } });
+    assert.equal(r.status, 400);
+    assert.match((await r.json()).error.message, /MCP-Protocol-Version: 1999-01-01 is not a version/);
+
+    r = await post(s, { jsonrpc: "2.0", id: 2, method: "ping" }, { sid, headers: { "mcp-protocol-version": "2025-06-18" } });
+    assert.equal(r.status, 200);
+    assert.deepEqual((await r.json()).result, {});
+
+    r = await post(s, [{ jsonrpc: "2.0", id: 3, method: "ping" }], { sid });
+    assert.equal(r.status, 400);
+    assert.equal((await r.json()).error.code, -32600);
+
+    r = await post(s, "{not json", { sid });
+    assert.equal(r.status, 400);
+    assert.equal((await r.json()).error.code, -32700);
+
+    r = await post(s, { jsonrpc: "2.0", id: 4, method: "ping" }, { sid, headers: { "content-type": "text/plain" } });
+    assert.equal(r.status, 415);
+
+    r = await post(s, call(5, "test_simple_text"), { sid });
+    assert.equal(r.status, 200);
+    assert.match(r.headers.get("content-type"), /^application\/json/);
+    assert.match(data(await r.json()).text, /simple text/);
+
+    r = await post(s, call(6, "test_tool_with_progress", {}, { progressToken: "p6" }), { sid });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get("content-type"), "text/event-stream");
+    assert.equal(r.headers.get("cache-control"), "no-cache");
+    const msgs = sseMessages(await r.text());
+    assert.ok(msgs.length >= 2, JSON.stringify(msgs));
+    for (const m of msgs.slice(0, -1)) {
+      assert.equal(m.method, "notifications/progress");
+      assert.equal(m.params.progressToken, "p6");
+    }
+    assert.equal(msgs.at(-1).id, 6);
+    assert.equal(data(msgs.at(-1)).cancelled, false);
+
+    r = await fetch(s.url, { headers: s.auth });
+    assert.equal(r.status, 405);
+    assert.equal(r.headers.get("allow"), "POST, DELETE");
+
+    r = await fetch(s.url, { method: "DELETE", headers: { ...s.auth, "mcp-session-id": sid } });
+    assert.equal(r.status, 204);
+    r = await post(s, { jsonrpc: "2.0", id: 7, method: "ping" }, { sid });
+    assert.equal(r.status, 404);
+    r = await fetch(s.url, { method: "DELETE", headers: { ...s.auth, "mcp-session-id": sid } });
+    assert.equal(r.status, 404);
+  } finally {
+    await s.stop();
+  }
+});
+
+test("tokens, Origin, Host, health, metrics and the body cap", { timeout: 120000 }, async () => {
+  const s = await serve();
+  try {
+    let r = await fetch(s.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(init()) });
+    assert.equal(r.status, 401);
+    assert.equal(r.headers.get("www-authenticate"), 'Bearer realm="taskbox"');
+    assert.match((await r.json()).error.message, /Authorization/);
+    r = await post(s, init(), { headers: { Authorization: "Bearer wrong" } });
+    assert.equal(r.status, 401);
+    assert.equal(r.headers.get("www-authenticate"), 'Bearer realm="taskbox"');
+
+    r = await post(s, init(), { headers: { Origin: "https://evil.example" } });
+    assert.equal(r.status, 403);
+    assert.match((await r.json()).error.message, /Origin/);
+    r = await post(s, init(), { headers: { Origin: "http://localhost:5173" } });
+    assert.equal(r.status, 200);
+
+    let raw = await rawRequest(s, { method: "POST", headers: { Host: "evil.example:80", "content-type": "application/json" }, body: JSON.stringify(init()) });
+    assert.equal(raw.status, 403);
+    assert.match(JSON.parse(raw.text).error.message, /Host/);
+    raw = await rawRequest(s, { method: "POST", headers: { Host: `localhost:${new URL(s.base).port}`, "content-type": "application/json" }, body: JSON.stringify(init()) });
+    assert.equal(raw.status, 200);
+
+    r = await fetch(`${s.base}/healthz`);
+    assert.equal(r.status, 200);
+    assert.equal(await r.text(), "ok");
+    r = await fetch(`${s.base}/metrics`);
+    assert.equal(r.status, 401);
+    r = await fetch(`${s.base}/metrics`, { headers: s.auth });
+    assert.equal(r.status, 200);
+    const metrics = await r.text();
+    assert.match(metrics, /^# TYPE taskbox_http_requests_total counter$/m);
+    assert.match(metrics, /^taskbox_http_requests_total\{class="4xx"\} [1-9]/m);
+    assert.match(metrics, /^taskbox_http_sessions_open [1-9]/m);
+    assert.match(metrics, /^taskbox_http_connections_open \d+$/m);
+    assert.match(metrics, /^taskbox_http_requests_in_flight \d+$/m);
+
+    // A Content-Length past the cap: 413 before any body byte is sent.
+    const port = Number(new URL(s.base).port);
+    const answer = await new Promise((resolve, reject) => {
+      const sock = net.connect(port, "127.0.0.1", () => sock.write(
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${16 * 1024 * 1024 + 1}\r\n\r\n`));
+      let text = "";
+      sock.on("data", (d) => (text += d));
+      sock.on("close", () => resolve(text));
+      sock.on("error", reject);
+    });
+    assert.match(answer, /^HTTP\/1\.1 413 /);
+  } finally {
+    await s.stop();
+  }
+});
+
+test("a slow client is closed after the idle timeout; others are served", { timeout: 120000 }, async () => {
+  const s = await serve({ http: { idle_timeout_s: 1 } });
+  try {
+    const port = Number(new URL(s.base).port);
+    const started = Date.now();
+    const closed = new Promise((resolve) => {
+      const sock = net.connect(port, "127.0.0.1", () => sock.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`));
+      sock.on("close", () => resolve(Date.now() - started));
+      sock.on("error", () => {});
+    });
+    const sid = await open(s);
+    const r = await post(s, { jsonrpc: "2.0", id: 1, method: "ping" }, { sid });
+    assert.equal(r.status, 200);
+    const ms = await closed;
+    assert.ok(ms >= 900 && ms < 15000, `closed after ${ms} ms`);
+  } finally {
+    await s.stop();
+  }
+});
+
+test("5,000 pipelined pings on one connection, answered in order", { timeout: 300000 }, async () => {
+  const s = await serve();
+  try {
+    const sid = await open(s);
+    const port = Number(new URL(s.base).port);
+    const N = 5000;
+    let out = "";
+    for (let i = 1; i <= N; i++) {
+      const body = JSON.stringify({ jsonrpc: "2.0", id: i, method: "ping" });
+      out += `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+        `Content-Type: application/json\r\nMcp-Session-Id: ${sid}\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    }
+    const ids = await new Promise((resolve, reject) => {
+      const sock = net.connect(port, "127.0.0.1", () => sock.write(out));
+      let buf = Buffer.alloc(0);
+      const seen = [];
+      sock.on("data", (d) => {
+        buf = Buffer.concat([buf, d]);
+        for (;;) {
+          const end = buf.indexOf("\r\n\r\n");
+          if (end < 0) break;
+          const head = buf.subarray(0, end).toString();
+          const len = Number(/content-length: (\d+)/i.exec(head)?.[1]);
+          if (buf.length < end + 4 + len) break;
+          assert.match(head, /^HTTP\/1\.1 200 /);
+          seen.push(JSON.parse(buf.subarray(end + 4, end + 4 + len).toString()).id);
+          buf = buf.subarray(end + 4 + len);
+        }
+        if (seen.length === N) {
+          sock.end();
+          resolve(seen);
+        }
+      });
+      sock.on("error", reject);
+      sock.on("close", () => resolve(seen));
+    });
+    assert.equal(ids.length, N);
+    ids.forEach((id, i) => assert.equal(id, i + 1));
+  } finally {
+    await s.stop();
+  }
+});
+
+test("past the in-flight cap: 503 with Retry-After; a hang-up cancels its call at once", { timeout: 120000 }, async () => {
+  const s = await serve({ http: { max_inflight: 2 }, args: ["--log-level", "debug"] });
+  try {
+    const sid = await open(s);
+    const aborts = [new AbortController(), new AbortController()];
+    const long = aborts.map((a, i) =>
+      post(s, call(10 + i, "test_sleep", { ms: 60000 }), { sid, signal: a.signal }).catch((e) => e));
+    await sleep(500);
+    const r = await post(s, { jsonrpc: "2.0", id: 20, method: "ping" }, { sid });
+    assert.equal(r.status, 503);
+    assert.equal(r.headers.get("retry-after"), "1");
+
+    const t0 = Date.now();
+    for (const a of aborts) a.abort();
+    await Promise.all(long);
+    for (const id of [10, 11]) {
+      while (!s.log.includes(`call i:${id} cancelled: no answer`)) {
+        assert.ok(Date.now() - t0 < 5000, `call ${id} still running 5 s after the hang-up`);
+        await sleep(20);
+      }
+    }
+    const p = await post(s, { jsonrpc: "2.0", id: 21, method: "ping" }, { sid });
+    assert.equal(p.status, 200);
+  } finally {
+    await s.stop();
+  }
+});
+
+test("an idle session ends: its sandboxes are destroyed but one running a task", { timeout: 180000 }, async () => {
+  const s = await serve({ http: { session_idle_s: 2 } });
+  try {
+    const a = await open(s);
+    const mk = async (id) => data(await (await post(s, call(id, "create_sandbox", {}), { sid: a })).json()).sandbox_id;
+    const plain = await mk(1);
+    const kept = await mk(2);
+    const task = data(await (await post(s, call(3, "start_task", { sandbox_id: kept, command: "sleep 30" }), { sid: a })).json());
+
+    const t0 = Date.now();
+    for (;;) {
+      const r = await post(s, { jsonrpc: "2.0", id: 4, method: "ping" }, { sid: a });
+      await r.body?.cancel();
+      if (r.status === 404) break;
+      assert.equal(r.status, 200);
+      assert.ok(Date.now() - t0 < 20000, "the session never expired");
+      await sleep(2500); // longer than the idle time: this ping finds it gone
+    }
+    const b = await open(s);
+    let gone;
+    for (let i = 0; ; i++) {
+      const r = await (await post(s, call(10 + i, "run_command", { sandbox_id: plain, command: "true" }), { sid: b })).json();
+      if (r.result.isError) { gone = r.result.content[0].text; break; }
+      assert.ok(i < 100, "the idle session's sandbox outlived it");
+      await sleep(100);
+    }
+    assert.ok(gone.includes(plain), gone);
+    const view = data(await (await post(s, call(200, "get_task", { sandbox_id: kept, task_id: task.task_id }), { sid: b })).json());
+    assert.equal(view.state, "running");
+    data(await (await post(s, call(201, "cancel_task", { sandbox_id: kept, task_id: task.task_id }), { sid: b })).json());
+    data(await (await post(s, call(202, "kill_sandbox", { sandbox_id: kept }), { sid: b })).json());
+  } finally {
+    await s.stop();
+  }
+});
+
+test("a non-loopback address without a token is refused at start", { timeout: 60000 }, async () => {
+  const env = { ...process.env };
+  delete env.TASKBOX_HTTP_TOKEN;
+  const { command, args } = taskboxCommand(["serve", "--http", "0.0.0.0:0"]);
+  const child = spawn(command, args, { env, stdio: ["ignore", "ignore", "pipe"] });
+  let err = "";
+  child.stderr.on("data", (d) => (err += d));
+  const code = await new Promise((resolve) => child.once("exit", (c) => resolve(c)));
+  assert.equal(code, 3, err);
+  assert.match(err, /without a token/);
+});
+
+test("TLS with a self-signed certificate", { timeout: 120000 }, async () => {
+  const dir = scratchDir("taskbox-tls-");
+  const cert = join(dir, "cert.pem"), key = join(dir, "key.pem");
+  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"], { stdio: "ignore" });
+  const s = await serve({ http: { tls: { cert, key } } });
+  try {
+    assert.match(s.url, /^https:\/\//);
+    const u = new URL(s.url);
+    const body = JSON.stringify(init());
+    const res = await new Promise((resolve, reject) => {
+      const req = https.request({
+        host: u.hostname, port: u.port, path: u.pathname, method: "POST", ca: [execFileSync("cat", [cert])],
+        headers: { ...s.auth, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+      }, (r) => {
+        let text = "";
+        r.on("data", (d) => (text += d));
+        r.on("end", () => resolve({ status: r.statusCode, headers: r.headers, text }));
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
+    assert.equal(res.status, 200);
+    assert.match(res.headers["mcp-session-id"], /^[0-9a-f]{32}$/);
+    assert.equal(JSON.parse(res.text).result.protocolVersion, "2025-06-18");
+  } finally {
+    await s.stop();
+  }
+});
