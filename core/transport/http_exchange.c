@@ -124,7 +124,7 @@ static bool out_put(struct http_exchange *ex, const char *data, size_t n)
  * held, MHD's thread. */
 static void suspend_locked(struct http_exchange *ex)
 {
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+	const union MHD_ConnectionInfo *ci = mhd.get_connection_info(
 	    ex->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 
 	ex->suspended = true;
@@ -137,7 +137,7 @@ static void suspend_locked(struct http_exchange *ex)
 			__atomic_sub_fetch(&ex->refs, 1, __ATOMIC_RELAXED);
 		}
 	}
-	MHD_suspend_connection(ex->conn);
+	mhd.suspend_connection(ex->conn);
 }
 
 /* Ends the suspension, if any; lock held. Returns whether the caller must
@@ -178,7 +178,7 @@ static void sink_write(void *ctx, const char *text, size_t len, bool reply)
 	bool resume = wake_locked(ex);
 	pthread_mutex_unlock(&ex->lock);
 	if (resume)
-		MHD_resume_connection(ex->conn);
+		mhd.resume_connection(ex->conn);
 }
 
 static void sink_hold(void *ctx)
@@ -199,7 +199,7 @@ static void sink_release(void *ctx)
 	bool resume = --ex->holds == 0 && wake_locked(ex);
 	pthread_mutex_unlock(&ex->lock);
 	if (resume)
-		MHD_resume_connection(ex->conn);
+		mhd.resume_connection(ex->conn);
 	unref(ex);
 }
 
@@ -222,7 +222,7 @@ void http_exchange_gone(void *arg)
 	if (key && ex->session)
 		tb_mcp_cancel_request(ex->session->mcp, key);
 	free(key);
-	MHD_resume_connection(ex->conn);
+	mhd.resume_connection(ex->conn);
 }
 
 /* Feeds an SSE response (MHD's thread). */
@@ -258,15 +258,15 @@ static void free_sse(void *cls)
 
 static enum MHD_Result reply_sse(struct http_exchange *ex)
 {
-	struct MHD_Response *r = MHD_create_response_from_callback(
+	struct MHD_Response *r = mhd.create_response_from_callback(
 	    MHD_SIZE_UNKNOWN, SSE_BLOCK, read_sse, ex, free_sse);
 
 	if (!r)
 		return MHD_NO;
 	ref(ex);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 	                        "text/event-stream");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	return http_queue(ex, MHD_HTTP_OK, r);
 }
 
@@ -275,16 +275,16 @@ static enum MHD_Result reply_json_out(struct http_exchange *ex, char *text,
                                       size_t len)
 {
 	struct MHD_Response *r =
-	    MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	    mhd.create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 
 	if (!r) {
 		free(text);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 	                        "application/json");
 	if (ex->new_session && ex->session)
-		MHD_add_response_header(r, "Mcp-Session-Id", ex->session->id);
+		mhd.add_response_header(r, "Mcp-Session-Id", ex->session->id);
 	return http_queue(ex, MHD_HTTP_OK, r);
 }
 

@@ -5,7 +5,6 @@
 #define TB_HTTP_INTERNAL_H
 
 #include <jansson.h>
-#include <microhttpd.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -13,6 +12,7 @@
 
 #include "protocol/mcp.h"
 #include "transport/http.h"
+#include "transport/http_mhd.h"
 
 #define HTTP_SID_BYTES 16 /* 128 random bits, sent as 32 hex digits */
 #define HTTP_SID_LEN (2 * HTTP_SID_BYTES)

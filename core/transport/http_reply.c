@@ -20,8 +20,8 @@ enum MHD_Result http_queue(struct http_exchange *ex, unsigned status,
 		tb_log(TB_LOG_ERROR, "out of memory building an answer");
 		return MHD_NO;
 	}
-	rc = MHD_queue_response(ex->conn, status, response);
-	MHD_destroy_response(response);
+	rc = mhd.queue_response(ex->conn, status, response);
+	mhd.destroy_response(response);
 	if (rc == MHD_YES) {
 		ex->status = status;
 		http_stats_response(status);
@@ -32,11 +32,11 @@ enum MHD_Result http_queue(struct http_exchange *ex, unsigned status,
 enum MHD_Result http_reply_text(struct http_exchange *ex, unsigned status,
                                 const char *type, const char *text)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(
+	struct MHD_Response *r = mhd.create_response_from_buffer(
 	    strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
 
 	if (r && type)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+		mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	return http_queue(ex, status, r);
 }
 
@@ -50,15 +50,15 @@ static enum MHD_Result json_with(struct http_exchange *ex, unsigned status,
 	json_decref(msg);
 	if (!text)
 		return MHD_NO;
-	struct MHD_Response *r = MHD_create_response_from_buffer(
+	struct MHD_Response *r = mhd.create_response_from_buffer(
 	    strlen(text), text, MHD_RESPMEM_MUST_FREE);
 	if (!r)
 		free(text);
 	else
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+		mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 		                        "application/json");
 	if (r && name)
-		MHD_add_response_header(r, name, value);
+		mhd.add_response_header(r, name, value);
 	return http_queue(ex, status, r);
 }
 
@@ -91,5 +91,5 @@ enum MHD_Result http_reply_error_with(struct http_exchange *ex, unsigned status,
 
 const char *http_header(struct http_exchange *ex, const char *name)
 {
-	return MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, name);
+	return mhd.lookup_connection_value(ex->conn, MHD_HEADER_KIND, name);
 }

@@ -22,12 +22,12 @@ static enum MHD_Result reply_metrics(struct http_exchange *ex)
 	if (!text)
 		return MHD_NO;
 	struct MHD_Response *r =
-	    MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	    mhd.create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
 		free(text);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 	                        "text/plain; version=0.0.4");
 	return http_queue(ex, MHD_HTTP_OK, r);
 }

@@ -166,7 +166,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv,
 	    {MHD_OPTION_END, 0, NULL},
 	};
 	struct MHD_Daemon *d =
-	    MHD_start_daemon(flags, 0, NULL, NULL, http_on_request, srv,
+	    mhd.start_daemon(flags, 0, NULL, NULL, http_on_request, srv,
 	                     MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 	if (!d)
 		tb_log(TB_LOG_ERROR,
@@ -194,12 +194,12 @@ static void wait_for_stop(void)
 static void stop(struct http_server *srv)
 {
 	__atomic_store_n(&srv->stopping, 1, __ATOMIC_RELEASE);
-	MHD_socket listener = MHD_quiesce_daemon(srv->daemon);
+	MHD_socket listener = mhd.quiesce_daemon(srv->daemon);
 	http_sessions_expire(srv->sessions, 0);
 	http_sessions_wait_closed(srv->sessions);
 	http_watch_stop(srv->watch);
 	srv->watch = NULL;
-	MHD_stop_daemon(srv->daemon);
+	mhd.stop_daemon(srv->daemon);
 	srv->daemon = NULL;
 	if (listener != MHD_INVALID_SOCKET)
 		close(listener);
@@ -211,7 +211,7 @@ static void log_listening(struct http_server *srv,
                           const struct tb_listen_addr *addr, bool tls)
 {
 	const union MHD_DaemonInfo *info =
-	    MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	    mhd.get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	unsigned port = info ? info->port : addr->port;
 
 	tb_listen_addr_format(addr, port, srv->listen_host,
@@ -232,6 +232,11 @@ int tb_serve_http(const struct tb_http_opts *opts)
 
 	if (n > MAX_WORKERS)
 		n = MAX_WORKERS;
+	if (http_mhd_load(why, sizeof why) < 0) {
+		tb_log(TB_LOG_ERROR, "--http: cannot load libmicrohttpd: %s",
+		       why);
+		return 1;
+	}
 	srv.path = opts->path ? opts->path : DEFAULT_PATH;
 	srv.max_inflight =
 	    opts->max_inflight ? opts->max_inflight : n * QUEUE_PER_WORKER;
@@ -240,7 +245,7 @@ int tb_serve_http(const struct tb_http_opts *opts)
 		return 1;
 	}
 	if (opts->tls_cert || opts->tls_key) {
-		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		if (mhd.is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 			tb_log(TB_LOG_ERROR, "tls: this libmicrohttpd was "
 			                     "built without TLS");
 			return 1;

@@ -13,10 +13,13 @@ noinst_HEADERS += \
 	core/transport/server.h \
 	core/transport/stop.h
 
-# The HTTP transport proper goes into the binary only: nothing else links
-# libmicrohttpd.
+# The HTTP transport proper goes into the binary only. It is compiled with
+# libmicrohttpd's headers and loads the library when it starts
+# (http_mhd.c): nothing links it.
 taskbox_SOURCES += \
 	core/transport/http_exchange.c \
+	core/transport/http_mhd.c \
+	core/transport/http_mhd.h \
 	core/transport/http_reply.c \
 	core/transport/http_request.c \
 	core/transport/http_server.c \
@@ -24,4 +27,3 @@ taskbox_SOURCES += \
 	core/transport/http_stats.c \
 	core/transport/http_watch.c
 taskbox_CFLAGS += $(MHD_CFLAGS)
-taskbox_LDADD += $(MHD_LIBS)
