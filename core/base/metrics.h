@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TB_METRIC_MAX_LABELS 8   /* values of a metric's one label */
+#define TB_METRIC_MAX_LABELS 32  /* values of a metric's one label */
 #define TB_METRIC_MAX_BUCKETS 16 /* upper bounds of a histogram */
 
 enum tb_metric_type {

@@ -6,6 +6,7 @@ libtaskbox_core_la_SOURCES += \
 	core/host/config_http.c \
 	core/host/loader.c \
 	core/host/provider_check.c \
+	core/host/provider_stats.c \
 	core/host/registry.c \
 	core/host/sandbox_ref.c
 noinst_HEADERS += \
@@ -14,5 +15,6 @@ noinst_HEADERS += \
 	core/host/instance.h \
 	core/host/loader.h \
 	core/host/provider_check.h \
+	core/host/provider_stats.h \
 	core/host/registry.h \
 	core/host/sandbox_ref.h

@@ -4,6 +4,7 @@
 libtaskbox_core_la_SOURCES += \
 	core/protocol/jsonrpc.c \
 	core/protocol/mcp.c \
+	core/protocol/mcp_stats.c \
 	core/protocol/mcp_tasks.c \
 	core/protocol/mcp_tools.c \
 	core/protocol/parker.c \
@@ -13,6 +14,7 @@ noinst_HEADERS += \
 	core/protocol/jsonrpc.h \
 	core/protocol/mcp.h \
 	core/protocol/mcp_session.h \
+	core/protocol/mcp_stats.h \
 	core/protocol/mcp_tasks.h \
 	core/protocol/parker.h \
 	core/protocol/workers.h

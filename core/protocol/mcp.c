@@ -10,6 +10,7 @@
 #include "protocol/jsonrpc.h"
 #include "base/log.h"
 #include "protocol/mcp_session.h"
+#include "protocol/mcp_stats.h"
 #include "protocol/mcp_tasks.h"
 
 const char *const tb_mcp_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
@@ -41,6 +42,7 @@ void tb_mcp_send(struct tb_mcp *s, json_t *msg)
 {
 	char *text = msg ? tb_rpc_dump(msg) : NULL;
 
+	tb_mcp_stats_answer(s->current_method, msg);
 	json_decref(msg);
 	tb_mcp_write(s, &s->current, text, true);
 }
@@ -180,6 +182,8 @@ static void request(struct tb_mcp *s, struct tb_rpc_msg *m)
 	char *key = tb_rpc_id_key(m->id);
 	json_t *reply = NULL;
 
+	s->current_method = tb_mcp_stats_method(m->method);
+	tb_mcp_stats_request(s->current_method);
 	if (!key) {
 		reply = tb_rpc_error(m->id, TB_RPC_INTERNAL_ERROR,
 		                     "Internal error: out of memory");
@@ -268,6 +272,7 @@ void tb_mcp_handle_message(struct tb_mcp *s, const char *line, size_t len,
 	size_t values;
 
 	s->current = *sink;
+	s->current_method = tb_mcp_stats_method(NULL);
 	if (tb_rpc_blank(line, len))
 		return;
 	values = tb_rpc_count_values(line, len, TB_RPC_MAX_VALUES);

@@ -30,6 +30,7 @@ struct tb_mcp {
 	size_t line_cost;     /* the line being handled (reader only) */
 	struct tb_mcp_sink current; /* where the message being handled is
 	                               answered (reader only) */
+	unsigned current_method;    /* its method's metrics label (idem) */
 	/* Closing (tb_mcp_close), under calls_lock: */
 	unsigned live;             /* calls made and not yet freed */
 	void (*closed)(void *ctx); /* called once live is 0 */
@@ -62,6 +63,7 @@ struct tb_call {
 	int cancelled;           /* atomic: by the client */
 	size_t cost;             /* of its message, for admission */
 	struct tb_mcp_sink sink; /* where its progress and answer go (held) */
+	unsigned method;         /* its request's metrics label */
 	/* Parking (tb_call_park), set by the handler or step that parks: */
 	tb_tool_step_fn step;
 	void *step_state;

@@ -12,7 +12,9 @@
 #include "protocol/jsonrpc.h"
 #include "base/log.h"
 #include "protocol/mcp_session.h"
+#include "protocol/mcp_stats.h"
 #include "protocol/workers.h"
+#include "tools/tool_stats.h"
 
 static const struct tb_call_ops call_ops;
 static bool op_sleep(tb_call *base, uint32_t timeout_ms);
@@ -36,6 +38,7 @@ struct tb_call *tb_call_new(struct tb_mcp *s, const struct tb_tool_entry *tool,
 	pthread_mutex_unlock(&s->calls_lock);
 	c->park_fd = -1;
 	c->cost = s->line_cost;
+	c->method = s->current_method;
 	c->sink = s->current;
 	if (c->sink.hold)
 		c->sink.hold(c->sink.ctx);
@@ -98,6 +101,7 @@ bool tb_call_unlink(struct tb_call *c)
 			*p = c->next;
 			__atomic_sub_fetch(&s->inflight, 1, __ATOMIC_RELEASE);
 			s->inflight_cost -= c->cost;
+			tb_mcp_stats_inflight(-1);
 			pthread_cond_signal(&s->room);
 			break;
 		}
@@ -173,6 +177,7 @@ static json_t *handler_answer(struct tb_call *c, int rc, json_t *out,
  * the response, NULL when out of memory; structured as in tool_answer. */
 static void finish(struct tb_call *c, json_t *msg, char *structured)
 {
+	tb_mcp_stats_answer(c->method, msg);
 	if (tb_call_unlink(c)) {
 		tb_log(TB_LOG_DEBUG, "call %s cancelled: no answer", c->id_key);
 		json_decref(msg);
@@ -202,6 +207,7 @@ static void count_parked(struct tb_mcp *s, int delta)
 {
 	pthread_mutex_lock(&s->calls_lock);
 	s->parked += (unsigned)delta;
+	tb_mcp_stats_parked(delta);
 	pthread_cond_signal(&s->room);
 	pthread_mutex_unlock(&s->calls_lock);
 }
@@ -265,6 +271,7 @@ static void settle(struct tb_call *c, int rc, json_t *out)
 		finish(c, c->job_end(c, rc, out), NULL);
 		return;
 	}
+	tb_tool_stats_call(c->tool, rc != 0);
 	result = handler_answer(c, rc, out, &structured);
 	finish(c, result ? tb_rpc_result(c->id, result) : NULL, structured);
 }
@@ -300,6 +307,7 @@ void tb_call_run(void *arg)
 		return;
 	}
 	if (tb_schema_validate(c->tool->validator, c->args, why, sizeof why)) {
+		tb_tool_stats_call(c->tool, true);
 		finish(c, tb_rpc_result(c->id, error_result(c, why)), NULL);
 		return;
 	}
@@ -324,6 +332,7 @@ void tb_call_submit(struct tb_call *c)
 	s->calls = c;
 	__atomic_add_fetch(&s->inflight, 1, __ATOMIC_RELEASE);
 	s->inflight_cost += c->cost;
+	tb_mcp_stats_inflight(1);
 	pthread_mutex_unlock(&s->calls_lock);
 	if (!s->opts.pool) {
 		tb_call_run(c);

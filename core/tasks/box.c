@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "host/provider_stats.h"
 #include "tasks/box.h"
 #include "base/log.h"
 
@@ -72,8 +73,10 @@ int tb_box_connect(struct tb_box *box, char *err, size_t errlen)
 	char perr[TASKBOX_ERRBUF_SIZE] = "";
 	int rc;
 
+	uint64_t t0 = tb_provider_call_start();
 	rc = box->inst->plugin->ops.connect(box->inst->handle, box->ref.native,
 	                                    &box->conn, perr, sizeof(perr));
+	tb_provider_call_end(TB_POP_CONNECT, t0, rc);
 	if (rc != TASKBOX_OK) {
 		box->conn = NULL;
 		sandbox_err(err, errlen, box, "", rc, perr);
@@ -108,8 +111,10 @@ int tb_box_exec(struct tb_box *box, const char *const *argv, const char *cwd,
 	memset(res, 0, sizeof(*res));
 	res->struct_size = sizeof(*res);
 	res->exit_code = -1;
+	uint64_t t0 = tb_provider_call_start();
 	rc = box->inst->plugin->ops.exec(box->conn, &req, res, perr,
 	                                 sizeof(perr));
+	tb_provider_call_end(TB_POP_EXEC, t0, rc);
 	if (rc != TASKBOX_OK)
 		sandbox_err(err, errlen, box, "exec", rc, perr);
 	return rc;
@@ -138,9 +143,11 @@ int tb_box_read(struct tb_box *box, const char *path, uint64_t offset,
 
 	memset(data, 0, sizeof(*data));
 	*file_size = UINT64_MAX;
+	uint64_t t0 = tb_provider_call_start();
 	rc = box->inst->plugin->ops.read_file(box->conn, path, offset, length,
 	                                      data, file_size, perr,
 	                                      sizeof(perr));
+	tb_provider_call_end(TB_POP_READ_FILE, t0, rc);
 	if (rc != TASKBOX_OK) {
 		tb_buf_free(data);
 		snprintf(err, errlen, "sandbox %s: reading %s: %s (%s)",
@@ -164,8 +171,10 @@ void tb_box_renew(struct tb_box *box, uint32_t lifetime_s)
 
 	if (box->inst->plugin->ops.renew == NULL || lifetime_s == 0)
 		return;
+	uint64_t t0 = tb_provider_call_start();
 	rc = box->inst->plugin->ops.renew(box->conn, lifetime_s, perr,
 	                                  sizeof(perr));
+	tb_provider_call_end(TB_POP_RENEW, t0, rc);
 	if (rc != TASKBOX_OK)
 		tb_log(TB_LOG_WARN, "sandbox %s: renewal failed: %s (%s)",
 		       box->id, tb_status_text(rc), perr);
@@ -176,8 +185,10 @@ int tb_box_destroy(struct tb_box *box, char *err, size_t errlen)
 	char perr[TASKBOX_ERRBUF_SIZE] = "";
 	int rc;
 
+	uint64_t t0 = tb_provider_call_start();
 	rc = box->inst->plugin->ops.destroy(box->inst->handle, box->ref.native,
 	                                    perr, sizeof(perr));
+	tb_provider_call_end(TB_POP_DESTROY, t0, rc);
 	if (rc != TASKBOX_OK)
 		sandbox_err(err, errlen, box, "destroy", rc, perr);
 	return rc;

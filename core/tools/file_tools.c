@@ -8,6 +8,7 @@
 #include "base/base64.h"
 #include "tasks/host_mask.h"
 #include "tasks/box.h"
+#include "host/provider_stats.h"
 #include "tools/sandboxes.h"
 #include "tasks/session.h"
 #include "tasks/task_view.h"
@@ -235,8 +236,10 @@ static int write_file(tb_call *call, json_t *args, json_t **result)
 		goto refuse;
 	tb_box_renew(&box, tb_session_lifetime(tb_call_session(call), box.id));
 	if (box.inst->plugin->ops.write_file) {
+		uint64_t t0 = tb_provider_call_start();
 		rc = box.inst->plugin->ops.write_file(box.conn, path, data, len,
 		                                      0644, perr, sizeof(perr));
+		tb_provider_call_end(TB_POP_WRITE_FILE, t0, rc);
 		if (rc != TASKBOX_OK)
 			snprintf(
 			    err, sizeof(err), "sandbox %s: writing %s: %s (%s)",

@@ -16,6 +16,7 @@ libtaskbox_core_la_SOURCES += \
 	core/tools/tasks.c \
 	core/tools/test_tools.c \
 	core/tools/tool_args.c \
+	core/tools/tool_stats.c \
 	core/tools/tools_registry.c
 noinst_HEADERS += \
 	core/tools/sandboxes.h \
@@ -28,4 +29,5 @@ noinst_HEADERS += \
 	core/tools/test_tools.h \
 	core/tools/tool.h \
 	core/tools/tool_args.h \
+	core/tools/tool_stats.h \
 	core/tools/tools_registry.h

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tasks/box.h"
+#include "host/provider_stats.h"
 #include "tools/sandboxes.h"
 #include "tasks/session.h"
 #include "tools/tasks.h"
@@ -25,8 +26,10 @@ int tb_sandbox_create(struct tb_session *session,
 	req.struct_size = sizeof(req);
 	req.template_name = template_name;
 	req.lifetime_s = lifetime_s;
+	uint64_t t0 = tb_provider_call_start();
 	rc = inst->plugin->ops.create(inst->handle, &req, native, perr,
 	                              sizeof(perr));
+	tb_provider_call_end(TB_POP_CREATE, t0, rc);
 	if (rc != TASKBOX_OK) {
 		snprintf(err, errlen, "provider %s: create: %s (%s)",
 		         inst->name, tb_status_text(rc),

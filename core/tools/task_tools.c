@@ -7,6 +7,7 @@
 #include "tasks/session.h"
 #include "tasks/sup_client.h"
 #include "tasks/task_id.h"
+#include "tools/tool_stats.h"
 #include "tools/task_schemas.h"
 #include "tasks/task_view.h"
 #include "tasks/task_wait.h"
@@ -178,6 +179,7 @@ int tb_start_task(tb_call *call, json_t *args, json_t **result)
 		tb_sup_reply_clear(&reply);
 		goto refuse;
 	}
+	tb_tool_stats_task_started();
 	if (reply.outcome == TB_SUP_RECORD)
 		*result = tb_task_fields(box.id, task_id, reply.rec.state,
 		                         &reply.rec, reply.rec.error);

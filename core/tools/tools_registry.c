@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "tools/tool_stats.h"
 #include "tools/tools_registry.h"
 
 static struct tb_tool_entry *entries;
@@ -92,7 +93,9 @@ int tb_tools_register(const struct tb_tool *tool)
 	if (!grown)
 		goto err;
 	entries = grown;
+	e.index = nentries;
 	entries[nentries++] = e;
+	tb_tool_stats_name(e.index, tool->name);
 	return 0;
 err:
 	if (!e.input_schema && tool->input_schema == NULL)

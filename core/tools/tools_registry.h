@@ -17,6 +17,7 @@ struct tb_tool_entry {
 	json_t *annotations;   /* or NULL */
 	json_t *execution;     /* or NULL */
 	struct tb_schema *validator;
+	size_t index; /* in the order of registration */
 };
 
 size_t tb_tools_count(void);

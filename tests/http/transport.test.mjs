@@ -415,3 +415,50 @@ test("TLS with a self-signed certificate", { timeout: 120000 }, async () => {
     await s.stop();
   }
 });
+
+test("/metrics counts requests and errors by method and tool, calls in flight and parked, tasks started and provider calls", { timeout: 120000 }, async () => {
+  const s = await serve();
+  try {
+    const sid = await open(s);
+    const sb = data(await (await post(s, call(1, "create_sandbox"), { sid })).json()).sandbox_id;
+    const t = data(await (await post(s, call(2, "start_task", { sandbox_id: sb, command: "sleep 30" }), { sid })).json());
+    // A tool error, a JSON-RPC error, and a wait that is parked meanwhile.
+    const bad = await (await post(s, call(3, "get_task", { sandbox_id: sb, task_id: "0".repeat(32) }), { sid })).json();
+    assert.equal(bad.result.isError, true);
+    const none = await (await post(s, call(4, "no_such_tool"), { sid })).json();
+    assert.ok(none.error, JSON.stringify(none));
+    const waiting = post(s, call(5, "get_task", { sandbox_id: sb, task_id: t.task_id, wait: 30 }), { sid });
+    let text = "";
+    for (let i = 0; i < 100 && !/^taskbox_calls_parked 1$/m.test(text); i++) {
+      await sleep(50);
+      text = await (await fetch(`${s.base}/metrics`, { headers: s.auth })).text();
+    }
+    const value = (line) => {
+      const m = new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} (\\S+)$`, "m").exec(text);
+      assert.ok(m, `no ${line} in:\n${text}`);
+      return Number(m[1]);
+    };
+    assert.equal(value("taskbox_calls_parked"), 1);
+    assert.equal(value("taskbox_calls_in_flight"), 1);
+    assert.equal(value('taskbox_mcp_requests_total{method="initialize"}'), 1);
+    assert.equal(value('taskbox_mcp_requests_total{method="tools/call"}'), 5);
+    assert.equal(value('taskbox_mcp_request_errors_total{method="tools/call"}'), 1);
+    assert.equal(value('taskbox_tool_calls_total{tool="create_sandbox"}'), 1);
+    assert.equal(value('taskbox_tool_calls_total{tool="start_task"}'), 1);
+    assert.equal(value('taskbox_tool_errors_total{tool="get_task"}'), 1);
+    assert.equal(value("taskbox_tasks_started_total"), 1);
+    assert.equal(value('taskbox_provider_calls_total{op="create"}'), 1);
+    assert.ok(value('taskbox_provider_calls_total{op="read_file"}') > 0);
+    assert.equal(value('taskbox_provider_call_seconds_count{op="create"}'), 1);
+    assert.equal(value('taskbox_provider_call_seconds_bucket{op="create",le="+Inf"}'), 1);
+    assert.match(text, /^# TYPE taskbox_provider_call_seconds histogram$/m);
+    // The wait ends with a cancel; then nothing is parked or in flight.
+    await post(s, call(6, "cancel_task", { sandbox_id: sb, task_id: t.task_id }), { sid });
+    await (await waiting).text();
+    text = await (await fetch(`${s.base}/metrics`, { headers: s.auth })).text();
+    assert.equal(value("taskbox_calls_parked"), 0);
+    assert.equal(value("taskbox_calls_in_flight"), 0);
+  } finally {
+    await s.stop();
+  }
+});
