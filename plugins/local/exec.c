@@ -303,6 +303,31 @@ out:
 	return rc;
 }
 
+/* spawn for a sandbox with a cgroup: the child joins the group before it
+ * execs (forkexec.c). Returns 0 or an errno value; ENOENT when the group
+ * is gone (the sandbox is being destroyed). */
+static int spawn_in_group(struct tb_local_conn *c, char **argv, char **env,
+                          const char *cwd, int out_w, int err_w,
+                          const int bind[2], pid_t *pid)
+{
+	int bw = c->inst->bwrap, rc;
+	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int procs = tb_local_cgroup_procs_fd(c->cgroup);
+	int fds[5] = {null_fd, out_w, err_w, bind[0], bind[1]};
+	struct tb_local_spawn sp = {argv, env,        bw ? NULL : cwd,
+	                            fds,  bw ? 5 : 3, procs};
+
+	if (null_fd < 0 || procs < 0)
+		rc = errno;
+	else
+		rc = tb_local_fork_exec(&sp, pid);
+	if (null_fd >= 0)
+		close(null_fd);
+	if (procs >= 0)
+		close(procs);
+	return rc;
+}
+
 /* Drains both streams until the child is done (see the top of the file).
  * Returns TASKBOX_OK, TASKBOX_E_CANCELLED or TASKBOX_E_NOMEM. */
 static int drain(struct tb_local_conn *c, const struct taskbox_exec_req *req,
@@ -481,7 +506,10 @@ int tb_local_exec(void *conn, const struct taskbox_exec_req *req,
 		}
 		goto io;
 	}
-	err = spawn(c, argv, env, cwd, outp[1], errp[1], bind, &pid);
+	err = c->cgroup
+	          ? spawn_in_group(c, argv, env, cwd, outp[1], errp[1], bind,
+	                           &pid)
+	          : spawn(c, argv, env, cwd, outp[1], errp[1], bind, &pid);
 	close(outp[1]);
 	close(errp[1]);
 	s[0].fd = outp[0];

@@ -6,8 +6,13 @@
  * absolute paths and ".." are taken as they are: the sandbox is no
  * confinement boundary (see local.c). Under bubblewrap the file system the
  * commands see is the host's, read-only, except the sandbox directory and
- * /tmp (the sandbox's tmp/): read_file reads the same view, and write_file
- * writes only where the commands could.
+ * /tmp (the sandbox's tmp/). read_file reads a path in the sandbox (a
+ * relative one, one under /tmp or under the sandbox's own path) inside the
+ * sandbox's directory, whatever links and ".." it meets (inroot.c): an
+ * absolute link resolves from the sandbox's directory (so /tmp/x is its
+ * tmp/x, as commands see it), and nothing below the directory leads out
+ * of it. Other absolute paths are the host's, read-only, as commands see
+ * them. write_file writes only where the commands could.
  */
 #include "config.h"
 
@@ -25,8 +30,6 @@
 /* A zero-size regular file (procfs, sysfs) is read to EOF up to this. */
 #define UNSIZED_MAX (64u << 20)
 
-/* Where path lives: *dirfd and *rel for openat. *owned is set when rel was
- * allocated. Returns 0 or ENOMEM. */
 /* path without empty and "." components ("//tmp/./x" is "/tmp/x"), as the
  * kernel reads it: a new string, or NULL when out of memory. */
 static char *squeeze(const char *path)
@@ -54,32 +57,57 @@ static char *squeeze(const char *path)
 	return out;
 }
 
+/* Nonzero when the squeezed absolute path sq is prefix or below it. */
+static int below(const char *sq, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return !strncmp(sq, prefix, n) && (sq[n] == '/' || !sq[n]);
+}
+
+/* Under bubblewrap: a path of the sandbox as *rel below its directory
+ * (*owned), or NULL for a host path. The sandbox's own path first: it is
+ * bound over /tmp when it lies there. Returns 0 or ENOMEM. */
+static int bwrap_rel(struct tb_local_conn *c, const char *path, const char *sq,
+                     char **owned)
+{
+	int n = 0;
+
+	*owned = NULL;
+	if (path[0] != '/')
+		n = asprintf(owned, "home/%s", path);
+	else if (below(sq, c->dir))
+		n = asprintf(owned, ".%s", sq + strlen(c->dir));
+	else if (below(sq, "/tmp"))
+		n = asprintf(owned, "tmp%s", sq + 4);
+	if (n < 0) {
+		*owned = NULL;
+		return ENOMEM;
+	}
+	return 0;
+}
+
+/* Where path lives: *dirfd and *rel for openat (*in_root: open it with
+ * tb_local_open_in_root instead). *owned is set when rel was allocated.
+ * Returns 0 or ENOMEM. */
 static int resolve(struct tb_local_conn *c, const char *path, int *dirfd,
-                   const char **rel, char **owned)
+                   const char **rel, char **owned, int *in_root)
 {
 	*owned = NULL;
-	if (path[0] != '/') {
-		*dirfd = c->home_fd;
-		*rel = path;
-		return 0;
-	}
+	*in_root = 0;
 	if (c->inst->bwrap) {
-		/* Under bubblewrap /tmp is the sandbox's tmp/, however the
-		 * path spells it. */
-		char *sq = squeeze(path);
+		/* /tmp is the sandbox's tmp/, however the path spells it. */
+		char *sq = path[0] == '/' ? squeeze(path) : NULL;
 
-		if (!sq)
-			return ENOMEM;
-		if (!strncmp(sq, "/tmp", 4) && (sq[4] == '/' || !sq[4])) {
-			int n = asprintf(owned, "tmp%s", sq + 4);
-
+		if ((path[0] == '/' && !sq) || bwrap_rel(c, path, sq, owned)) {
 			free(sq);
-			if (n < 0) {
-				*owned = NULL;
-				return ENOMEM;
-			}
+			return ENOMEM;
+		}
+		if (*owned) {
+			free(sq);
 			*dirfd = c->dir_fd;
 			*rel = *owned;
+			*in_root = 1;
 			return 0;
 		}
 		*owned = sq;
@@ -87,7 +115,7 @@ static int resolve(struct tb_local_conn *c, const char *path, int *dirfd,
 		*rel = sq;
 		return 0;
 	}
-	*dirfd = AT_FDCWD;
+	*dirfd = path[0] == '/' ? AT_FDCWD : c->home_fd;
 	*rel = path;
 	return 0;
 }
@@ -180,16 +208,19 @@ static int read_sized(const struct taskbox_host *h, int fd, uint64_t offset,
  * is one: returns the descriptor with its stat in *st and *kept set, or -1
  * with *err. */
 static int open_for_read(struct tb_local_conn *c, int dirfd, const char *rel,
-                         struct stat *st, int *kept, int *err)
+                         int in_root, struct stat *st, int *kept, int *err)
 {
+	const int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
 	int fd = tb_local_kept_open(c, dirfd, rel, st, err);
 
 	*kept = fd >= 0;
 	if (fd >= 0 || *err)
 		return fd;
-	fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = in_root
+	         ? tb_local_open_in_root(dirfd, rel, flags, c->inst->no_openat2)
+	         : openat(dirfd, rel, flags);
 	if (fd < 0) {
-		*err = errno;
+		*err = in_root ? -fd : errno;
 		return -1;
 	}
 	if (fstat(fd, st) != 0) {
@@ -209,7 +240,7 @@ int tb_local_read_file(void *conn, const char *path, uint64_t offset,
 	const char *rel;
 	char *owned;
 	struct stat st;
-	int rc, err, dirfd, fd, kept;
+	int rc, err, dirfd, fd, kept, in_root;
 	dev_t fs;
 
 	data->data = NULL;
@@ -220,9 +251,9 @@ int tb_local_read_file(void *conn, const char *path, uint64_t offset,
 	}
 	if ((rc = tb_local_conn_current(c, errbuf, errlen)))
 		return rc;
-	if ((err = resolve(c, path, &dirfd, &rel, &owned)))
+	if ((err = resolve(c, path, &dirfd, &rel, &owned, &in_root)))
 		goto fail;
-	fd = open_for_read(c, dirfd, rel, &st, &kept, &err);
+	fd = open_for_read(c, dirfd, rel, in_root, &st, &kept, &err);
 	if (fd < 0) {
 		free(owned);
 		return open_failed(c, path, err, errbuf, errlen);
@@ -353,7 +384,7 @@ int tb_local_write_file(void *conn, const char *path, const unsigned char *data,
 	const char *rel, *base;
 	char *owned = NULL, tmp[300];
 	unsigned char rnd[8];
-	int rc, err, dirfd, pfd = -1, fd;
+	int rc, err, dirfd, pfd = -1, fd, in_root;
 
 	if (!path || !path[0] || path[strlen(path) - 1] == '/') {
 		tb_local_err(errbuf, errlen, "path must name a file");
@@ -375,8 +406,9 @@ int tb_local_write_file(void *conn, const char *path, const unsigned char *data,
 	}
 	if ((rc = tb_local_conn_alive(c, errbuf, errlen)))
 		return rc;
-	if ((err = resolve(c, path, &dirfd, &rel, &owned)))
+	if ((err = resolve(c, path, &dirfd, &rel, &owned, &in_root)))
 		goto fail;
+	/* In the sandbox, no link is followed on the way (in_root or not). */
 	base = strrchr(rel, '/');
 	base = base ? base + 1 : rel;
 	if (!strcmp(base, ".") || !strcmp(base, "..") || strlen(base) > 255) {

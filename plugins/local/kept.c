@@ -61,7 +61,9 @@ int tb_local_kept_open(struct tb_local_conn *c, int dirfd, const char *rel,
 	if (!k)
 		return -1;
 	if (fstatat(dirfd, rel, st, 0) != 0) {
-		*err = errno;
+		/* The caller opens it afresh and tells why it cannot: under
+		 * bubblewrap it resolves links in the sandbox, this fstatat
+		 * on the host. */
 		drop(c, k);
 		return -1;
 	}

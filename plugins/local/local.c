@@ -31,7 +31,8 @@
 
 #define DEFAULT_LIFETIME 3600u
 #define DEFAULT_MAX_LIFETIME 86400u
-#define KNOWN_SETTINGS "root, env, isolation, default_lifetime, max_lifetime"
+#define KNOWN_SETTINGS                                                         \
+	"root, env, isolation, default_lifetime, max_lifetime, cgroup"
 
 void tb_local_err(char *errbuf, size_t errlen, const char *fmt, ...)
 {
@@ -166,8 +167,26 @@ static int parse_seconds(const char *key, json_t *val, uint32_t *out,
 	return TASKBOX_OK;
 }
 
-static int parse_settings(struct tb_local *L, json_t *obj, char *errbuf,
-                          size_t errlen)
+/* The 'cgroup' setting: "auto", "off" or an absolute path; *out borrows
+ * the string (valid while obj lives). */
+static int parse_cgroup(json_t *val, const char **out, char *errbuf,
+                        size_t errlen)
+{
+	const char *s = json_string_value(val);
+
+	if (!s || strlen(s) != json_string_length(val) ||
+	    (strcmp(s, "auto") && strcmp(s, "off") && s[0] != '/')) {
+		tb_local_err(errbuf, errlen,
+		             "setting 'cgroup' must be \"auto\", \"off\" or "
+		             "the absolute path of a cgroup v2 directory");
+		return TASKBOX_E_INVALID;
+	}
+	*out = s;
+	return TASKBOX_OK;
+}
+
+static int parse_settings(struct tb_local *L, json_t *obj, const char **cg,
+                          char *errbuf, size_t errlen)
 {
 	const char *key;
 	json_t *val;
@@ -205,6 +224,9 @@ static int parse_settings(struct tb_local *L, json_t *obj, char *errbuf,
 			                        errbuf, errlen)))
 				return rc;
 			have_default = 1;
+		} else if (!strcmp(key, "cgroup")) {
+			if ((rc = parse_cgroup(val, cg, errbuf, errlen)))
+				return rc;
 		} else if (!strcmp(key, "max_lifetime")) {
 			if ((rc = parse_seconds(key, val, &L->max_lifetime,
 			                        errbuf, errlen)))
@@ -290,6 +312,7 @@ static void local_fini(void *instance)
 		close(L->root_fd);
 	free(L->root);
 	free(L->bwrap_path);
+	free(L->cg_parent);
 	free(L);
 }
 
@@ -300,6 +323,7 @@ static int local_init(const struct taskbox_host *host,
 	struct tb_local *L = calloc(1, sizeof(*L));
 	json_error_t jerr;
 	json_t *obj = NULL;
+	const char *cg = NULL;
 	int rc, err;
 
 	if (!L) {
@@ -312,6 +336,8 @@ static int local_init(const struct taskbox_host *host,
 	L->kept_cap = tb_local_kept_cap();
 	L->default_lifetime = DEFAULT_LIFETIME;
 	L->max_lifetime = DEFAULT_MAX_LIFETIME;
+	/* For tests only: the path walk that stands in for openat2. */
+	L->no_openat2 = getenv("TASKBOX_LOCAL_TEST_NO_OPENAT2") != NULL;
 	obj = json_loads(settings_json ? settings_json : "{}",
 	                 JSON_REJECT_DUPLICATES, &jerr);
 	if (!obj || !json_is_object(obj)) {
@@ -321,7 +347,7 @@ static int local_init(const struct taskbox_host *host,
 		rc = TASKBOX_E_INVALID;
 		goto fail;
 	}
-	if ((rc = parse_settings(L, obj, errbuf, errlen)))
+	if ((rc = parse_settings(L, obj, &cg, errbuf, errlen)))
 		goto fail;
 	if (!L->env && !(L->env = calloc(1, sizeof(char *))))
 		goto nomem;
@@ -345,6 +371,8 @@ static int local_init(const struct taskbox_host *host,
 		goto fail;
 	}
 	if (L->bwrap && (rc = probe_bwrap(L, errbuf, errlen)))
+		goto fail;
+	if ((rc = tb_local_cgroup_init(L, cg, errbuf, errlen)))
 		goto fail;
 	json_decref(obj);
 	tb_local_sweep(L);

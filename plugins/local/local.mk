@@ -3,7 +3,9 @@
 pkglib_LTLIBRARIES += plugins/local/local.la
 plugins_local_local_la_SOURCES = plugins/local/local.c \
 	plugins/local/sandbox.c plugins/local/exec.c plugins/local/files.c \
-	plugins/local/procs.c plugins/local/spawn.c plugins/local/reaper.c \
+	plugins/local/rmtree.c plugins/local/spawn.c plugins/local/reaper.c \
+	plugins/local/cgroup.c plugins/local/forkexec.c plugins/local/proctree.c \
+	plugins/local/inroot.c \
 	plugins/local/idle.c plugins/local/kept.c \
 	plugins/local/local_int.h plugins/common/settings.c \
 	plugins/common/settings.h
@@ -15,7 +17,8 @@ plugins_local_local_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version \
 
 # Unit tests: the built module loaded through libltdl, every op exercised.
 LOCAL_PLUGIN_TESTS = tests/plugins/local/test_local_sandbox \
-	tests/plugins/local/test_local_exec tests/plugins/local/test_local_files
+	tests/plugins/local/test_local_exec tests/plugins/local/test_local_files \
+	tests/plugins/local/test_local_kill tests/plugins/local/test_local_inroot
 check_PROGRAMS += $(LOCAL_PLUGIN_TESTS)
 TESTS += $(LOCAL_PLUGIN_TESTS)
 noinst_HEADERS += tests/plugins/local/helper.h
@@ -34,3 +37,20 @@ tests_plugins_local_test_local_files_SOURCES = \
 	tests/plugins/local/test_local_files.c tests/plugins/local/helper.c
 tests_plugins_local_test_local_files_CFLAGS = $(LOCAL_TEST_CFLAGS)
 tests_plugins_local_test_local_files_LDADD = $(LOCAL_TEST_LDADD)
+tests_plugins_local_test_local_kill_SOURCES = \
+	tests/plugins/local/test_local_kill.c tests/plugins/local/helper.c
+tests_plugins_local_test_local_kill_CFLAGS = $(LOCAL_TEST_CFLAGS)
+tests_plugins_local_test_local_kill_LDADD = $(LOCAL_TEST_LDADD)
+tests_plugins_local_test_local_inroot_SOURCES = \
+	tests/plugins/local/test_local_inroot.c tests/plugins/local/helper.c
+tests_plugins_local_test_local_inroot_CFLAGS = $(LOCAL_TEST_CFLAGS)
+tests_plugins_local_test_local_inroot_LDADD = $(LOCAL_TEST_LDADD)
+
+# A bounded libFuzzer run over tool arguments, the local provider behind
+# them (tests/fuzz/tools.sh; skipped without clang; FUZZ_SECONDS sets the
+# time, 30 s by default).
+TESTS += tests/fuzz/tools.sh
+EXTRA_DIST += tests/fuzz/tools.sh tests/fuzz/fuzz_tools.c \
+	tests/fuzz/tools_corpus/create_run tests/fuzz/tools_corpus/task_cycle \
+	tests/fuzz/tools_corpus/files tests/fuzz/tools_corpus/bad_ids \
+	tests/fuzz/tools_corpus/malformed

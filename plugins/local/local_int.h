@@ -11,9 +11,13 @@
  *   <root>/<id>/reaper.pid  "<pgid> <pid>" of the sandbox's reaper
  *   <root>/.gone-<id>-<n>   a sandbox being destroyed (renamed first, so it
  *                           disappears from connect at once)
+ *   <root>/.cgroup-<id>     the path of the sandbox's cgroup, when it has one
+ *                           (outside the sandbox: no command rewrites it)
  *
- * Every process started in a sandbox carries TASKBOX_SANDBOX_ID=<id> in its
- * environment; that marker is how destroy and the reaper find them.
+ * Every process started in a sandbox runs in the sandbox's cgroup where it
+ * has one (cgroup.c) and carries TASKBOX_SANDBOX_ID=<id> in its
+ * environment; destroy and the reaper kill the group, then what the process
+ * tree links to the sandbox (proctree.c).
  */
 #ifndef TB_LOCAL_INT_H
 #define TB_LOCAL_INT_H
@@ -55,6 +59,9 @@ struct tb_local {
 	char *bwrap_path; /* absolute path of bwrap when bwrap is set */
 	uint32_t default_lifetime;
 	uint32_t max_lifetime;
+	char *cg_parent; /* where sandbox cgroups are made; NULL: none */
+	int no_openat2;  /* tests: TASKBOX_LOCAL_TEST_NO_OPENAT2 forces the walk
+	                  */
 	struct tb_local_idle idle;
 	unsigned kept_total; /* kept descriptors of all connections (atomic) */
 	unsigned kept_cap;   /* at most this many (tb_local_kept_cap) */
@@ -80,9 +87,10 @@ struct tb_local_kept {
 struct tb_local_conn {
 	struct tb_local *inst;
 	char id[TB_LOCAL_ID_LEN + 1];
-	char *dir;  /* <root>/<id> */
-	char *home; /* <root>/<id>/home */
-	int dir_fd; /* O_PATH descriptors */
+	char *dir;    /* <root>/<id> */
+	char *home;   /* <root>/<id>/home */
+	char *cgroup; /* the sandbox's cgroup directory; NULL: none */
+	int dir_fd;   /* O_PATH descriptors */
 	int home_fd;
 	int64_t deadline; /* last deadline seen in meta.json */
 	ino_t meta_ino;   /* which meta.json that was (replaced on writes) */
@@ -146,9 +154,9 @@ TB_HIDDEN int tb_local_conn_current(struct tb_local_conn *c, char *errbuf,
                                     size_t errlen);
 
 /* The kept descriptor of rel below dirfd when rel still names the file it
- * was opened on; *st is then that file's fstatat. Else -1, with *err the
- * fstatat's errno (the path is gone, ...) or 0 (not kept, or replaced
- * since: open it afresh). The descriptor stays the connection's. */
+ * was opened on; *st is then that file's fstatat. Else -1 (not kept, or
+ * replaced or gone since: open it afresh); *err is always 0. The
+ * descriptor stays the connection's. */
 TB_HIDDEN int tb_local_kept_open(struct tb_local_conn *c, int dirfd,
                                  const char *rel, struct stat *st, int *err);
 
@@ -193,10 +201,50 @@ TB_HIDDEN void tb_local_idle_drop(struct tb_local *L, const char *id);
 TB_HIDDEN int tb_local_remove(struct tb_local *L, const char *id,
                               const char *name);
 
-/* Sends TERM, then KILL after a short wait, to every process of our uid
- * whose environment holds TASKBOX_SANDBOX_ID=<id>, until none is left or
- * about 5 s pass. Returns 0, or EBUSY when some survived. */
-TB_HIDDEN int tb_local_kill_marked(const char *id);
+/* Kills every process the process tree links to sandbox id (proctree.c):
+ * its marker, its directory, its mount namespace, and their children,
+ * groups and sessions. Returns 0, or EBUSY when some were left. */
+TB_HIDDEN int tb_local_kill_tree(const char *root, const char *id);
+
+/* The sandbox cgroups (cgroup.c). init picks the parent from the setting
+ * ("auto" or NULL: the server's own group when usable, "off": none, or a
+ * path that must work). create makes the group of id and its record (0
+ * without a parent; else 0 or an errno value). path returns the recorded
+ * group of id, checked, malloc'ed, or NULL. procs_fd opens the group's
+ * cgroup.procs for writing (-1 with errno). remove kills the group's
+ * processes and removes it and its record: 0 or an errno value. */
+TB_HIDDEN int tb_local_cgroup_init(struct tb_local *L, const char *setting,
+                                   char *errbuf, size_t errlen);
+TB_HIDDEN int tb_local_cgroup_create(struct tb_local *L, const char *id);
+TB_HIDDEN char *tb_local_cgroup_path(struct tb_local *L, const char *id);
+TB_HIDDEN int tb_local_cgroup_procs_fd(const char *group);
+TB_HIDDEN int tb_local_cgroup_remove(struct tb_local *L, const char *id);
+
+/* What tb_local_fork_exec starts: argv[0] is the path; fds[i] becomes
+ * descriptor i of the child for i < nfds (each source either above nfds or
+ * equal to its own target, or used before its number is a target); cwd
+ * may be NULL; procs_fd is the group's cgroup.procs. */
+struct tb_local_spawn {
+	char *const *argv;
+	char *const *envp;
+	const char *cwd;
+	const int *fds;
+	int nfds;
+	int procs_fd;
+};
+
+/* Forks, moves the child into the group, sets it up (its own process
+ * group, default signals, empty mask, fds) and execs it (forkexec.c).
+ * Returns 0 with *pid, or the errno value of what failed. */
+TB_HIDDEN int tb_local_fork_exec(const struct tb_local_spawn *sp, pid_t *pid);
+
+/* Opens path inside the directory root with flags, resolving every
+ * component inside it (inroot.c): ".." stops at root, absolute links
+ * start again from root, no magic link. Through openat2, or a walk with
+ * O_NOFOLLOW at each step where openat2 is missing or no_openat2 is set.
+ * Returns a descriptor or -errno. */
+TB_HIDDEN int tb_local_open_in_root(int root, const char *path, int flags,
+                                    int no_openat2);
 
 /* Removes name (relative to dirfd) and everything below it without
  * following symbolic links. Returns 0 or an errno value (ENOENT is 0). */

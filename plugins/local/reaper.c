@@ -13,10 +13,13 @@
  *   2. if the deadline is ahead, sleeps until it, at most SLICE seconds at
  *      a time (so a renewal that shortens the lifetime is seen), and loops;
  *   3. once it has passed, renames the sandbox to .gone-<id>-<pid> (a
- *      concurrent destroy or connect then finds nothing to do), sends TERM
- *      to every process of our uid whose environment holds the sandbox's
- *      marker, KILL to those still there after 2 s, until none is left,
- *      and removes the directory with rm -rf (which never follows links).
+ *      concurrent destroy or connect then finds nothing to do), kills the
+ *      sandbox's cgroup when it has one (the record checked as cgroup.c
+ *      does), sends TERM to every process of our uid whose environment
+ *      holds the sandbox's marker, whose working directory is in the
+ *      sandbox or whose mount namespace mounts it, KILL to those still
+ *      there after 2 s, until none is left, and removes the directory with
+ *      rm -rf (which never follows links).
  * destroy stops the reaper (its whole process group, after checking that
  * the recorded pids still belong to this sandbox's reaper). The hosts's
  * checks complete the picture: connect and every op compare the deadline
@@ -48,15 +51,35 @@
 static const char reaper_loop[] =
     "cd / || exit 1\n"
     "d=$1 id=$2\n"
+    "cg_kill() {\n"
+    "  r=${d%/*}/.cgroup-$id\n"
+    "  cg=$(cat \"$r\" 2>/dev/null) || return 0\n"
+    "  case $cg in /*/taskbox-$id) ;; *) rm -f \"$r\"; return 0 ;; esac\n"
+    "  case $cg in *'/./'*|*'/../'*) return 0 ;; esac\n"
+    "  [ \"$(stat -f -c %T \"$cg\" 2>/dev/null)\" = cgroup2fs ] || return 0\n"
+    "  i=0\n"
+    "  while [ -d \"$cg\" ] && [ \"$i\" -lt 50 ]; do\n"
+    "    if [ -e \"$cg/cgroup.kill\" ]; then echo 1 > \"$cg/cgroup.kill\"\n"
+    "    else kill -s KILL $(cat \"$cg/cgroup.procs\") 2>/dev/null; fi\n"
+    "    rmdir \"$cg\" 2>/dev/null || sleep 1\n"
+    "    i=$((i + 1))\n"
+    "  done\n"
+    "  [ -d \"$cg\" ] || rm -f \"$r\"\n"
+    "}\n"
     "stop_all() {\n"
+    "  cg_kill\n"
     "  i=0\n"
     "  while [ \"$i\" -lt 60 ]; do\n"
     "    p=\n"
     "    for f in $(grep -lxzF \"" TB_LOCAL_MARKER "=$id\" "
-    "/proc/[0-9]*/environ 2>/dev/null); do\n"
-    "      [ -O \"$f\" ] || continue\n"
+    "/proc/[0-9]*/environ 2>/dev/null) $(grep -lF \" $1\" "
+    "/proc/[0-9]*/mountinfo 2>/dev/null) $(find /proc/[0-9]* "
+    "-maxdepth 1 -name cwd \\( -lname \"$1\" -o -lname \"$1/*\" \\) "
+    "2>/dev/null); do\n"
     "      f=${f#/proc/}\n"
-    "      p=\"$p ${f%/environ}\"\n"
+    "      f=${f%/*}\n"
+    "      [ -O \"/proc/$f\" ] && [ \"$f\" != $$ ] || continue\n"
+    "      p=\"$p $f\"\n"
     "    done\n"
     "    [ -n \"$p\" ] || return 0\n"
     "    if [ \"$i\" -lt 2 ]; then s=TERM; else s=KILL; fi\n"
@@ -67,7 +90,7 @@ static const char reaper_loop[] =
     "}\n"
     "while :; do\n"
     "  if ! IFS= read -r m < \"$d/meta.json\"; then\n"
-    "    [ -e \"$d\" ] || stop_all\n"
+    "    [ -e \"$d\" ] || stop_all \"$d\"\n"
     "    exit 0\n"
     "  fi\n"
     "  dl=${m#*\\\"deadline\\\":}\n"
@@ -81,7 +104,7 @@ static const char reaper_loop[] =
     "done\n"
     "g=${d%/*}/.gone-$id-$$\n"
     "mv -T -- \"$d\" \"$g\" 2>/dev/null || exit 0\n"
-    "stop_all\n"
+    "stop_all \"$g\"\n"
     "exec rm -rf --one-file-system -- \"$g\"\n";
 
 /* $1, $2 as above, $3: the loop's text. */

@@ -142,7 +142,8 @@ int tb_local_remove(struct tb_local *L, const char *id, const char *name)
 		tb_local_reaper_stop(fd, id);
 		close(fd);
 	}
-	tb_local_kill_marked(id);
+	tb_local_cgroup_remove(L, id);
+	tb_local_kill_tree(L->root, id);
 	rc = tb_local_rmtree(L->root_fd, name);
 	if (rc) {
 		/* Deeper than rmtree goes: rm handles any depth. */
@@ -161,7 +162,7 @@ int tb_local_remove(struct tb_local *L, const char *id, const char *name)
 		free(path);
 	}
 	/* A command an open connection spawned during the removal. */
-	tb_local_kill_marked(id);
+	tb_local_kill_tree(L->root, id);
 	return rc;
 }
 
@@ -199,8 +200,17 @@ int tb_local_create(void *instance, const struct taskbox_create_req *req,
 	m.deadline = m.created + tb_local_lifetime(L, req->lifetime_s);
 	strcpy(m.template_name, TEMPLATE_BASE);
 	strcpy(m.isolation, L->bwrap ? "bwrap" : "none");
-	if ((err = tb_local_meta_write(dirfd, &m)) ||
-	    (err = tb_local_reaper_start(L, id)))
+	if ((err = tb_local_meta_write(dirfd, &m)))
+		goto fail_remove;
+	if ((err = tb_local_cgroup_create(L, id))) {
+		char msg[160];
+		snprintf(msg, sizeof(msg),
+		         "sandbox %s: no cgroup of its own (%s); destroy "
+		         "falls back to the process tree",
+		         id, strerror(err));
+		L->host->log(TASKBOX_LOG_WARN, TB_LOCAL_NAME, msg);
+	}
+	if ((err = tb_local_reaper_start(L, id)))
 		goto fail_remove;
 	close(dirfd);
 	return TASKBOX_OK;
@@ -314,6 +324,7 @@ int tb_local_connect(void *instance, const char *sandbox_id, void **conn,
 		err = errno;
 		goto fail;
 	}
+	c->cgroup = tb_local_cgroup_path(L, c->id);
 	if (asprintf(&c->dir, "%s/%s", L->root, c->id) < 0 ||
 	    asprintf(&c->home, "%s/%s/home", L->root, c->id) < 0) {
 		err = ENOMEM;
@@ -346,6 +357,7 @@ void tb_local_conn_free(struct tb_local_conn *c)
 	tb_local_kept_close(c);
 	free(c->dir);
 	free(c->home);
+	free(c->cgroup);
 	free(c);
 }
 
