@@ -3,19 +3,32 @@
 EXTRA_DIST += \
 	bench/run.sh \
 	bench/bench.mjs \
+	bench/http.mjs \
 	bench/echo.c \
 	bench/lib/figures.mjs \
+	bench/lib/httpclient.mjs \
+	bench/lib/httpload.mjs \
+	bench/lib/httpreport.mjs \
+	bench/lib/httpservers.mjs \
+	bench/lib/parked.mjs \
 	bench/lib/procfs.mjs \
+	bench/lib/rawstdio.mjs \
 	bench/lib/report.mjs \
 	bench/lib/rounds.mjs \
 	bench/lib/scale.mjs \
 	bench/lib/servers.mjs \
 	bench/lib/stats.mjs \
 	bench/lib/wait.mjs \
+	bench/peer/fixed.mjs \
+	bench/peer/server.mjs \
 	bench/package.json \
 	bench/package-lock.json \
 	bench/results/RESULTS.md \
 	bench/results/FINDINGS.md \
 	bench/results/results.json \
 	bench/results/latency.dat \
-	bench/results/latency.png
+	bench/results/latency.png \
+	bench/results/http.md \
+	bench/results/http.json \
+	bench/results/http.dat \
+	bench/results/http.png

@@ -11,8 +11,12 @@
 # - gnuplot for the chart (installs Debian's gnuplot-nox when run as root);
 # - builds taskbox in $BENCH_BUILD_DIR (default: a directory under $TMPDIR)
 #   unless $TASKBOX_BIN names a built binary, and the C echo loop bench/echo.c.
+# - then bench/http.mjs: taskbox's Streamable HTTP transport beside the SDK's
+#   own HTTP server (bench/peer/), and the cost of parked waits.
 # Environment: TASKBOX_BIN, TASKBOX_PLUGIN_PATH, BENCH_BUILD_DIR, BENCH_RUNS
-# (measured runs, default 5), BENCH_RESULTS (default bench/results), CC.
+# (measured runs, default 5), BENCH_RESULTS (default bench/results), CC,
+# BENCH_ONLY (stdio or http: run that part alone; default both),
+# BENCH_HTTP_RUNS (default 3), BENCH_HTTP_WAITS (parked waits, default 1000).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -81,5 +85,14 @@ ${CC:-cc} -O2 -std=c11 -Wall -Wextra -o "$BENCH_ECHO_BIN" "$here/echo.c"
 
 export TASKBOX_BIN BENCH_ECHO_BIN
 export TASKBOX_PLUGIN_PATH=${TASKBOX_PLUGIN_PATH:-}
+only=${BENCH_ONLY:-}
+case $only in
+'' | stdio | http) ;;
+*)
+	say "BENCH_ONLY=$only: stdio or http"
+	exit 1
+	;;
+esac
 say "taskbox: $TASKBOX_BIN; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-exec node "$here/bench.mjs"
+[ "$only" = http ] || node "$here/bench.mjs"
+[ "$only" = stdio ] || node "$here/http.mjs"

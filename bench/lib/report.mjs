@@ -1,7 +1,7 @@
 // Writes the results: RESULTS.md (tables), results.json (every run's figures
 // and ratios), latency.dat + latency.png (the latency distributions).
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fmt } from "./stats.mjs";
 
@@ -130,5 +130,7 @@ export function writeResults(dir, meta, runs, sum) {
   md.push("", "## Method", "");
   md.push(...meta.method.map((m) => `- ${m}`));
   if (meta.notes.length) md.push("", "## Notes", "", ...meta.notes.map((n) => `- ${n}`));
+  // The HTTP section (bench/http.mjs) is kept: rewritten there, not here.
+  if (existsSync(join(dir, "http.md"))) md.push("", readFileSync(join(dir, "http.md"), "utf8").trimEnd());
   writeFileSync(join(dir, "RESULTS.md"), md.join("\n") + "\n");
 }
