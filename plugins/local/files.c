@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,7 +301,8 @@ fail:
 
 /* Under bubblewrap commands write only in the sandbox directory (and /tmp,
  * which is its tmp/); write_file keeps to the same: no "..", an absolute
- * path only below those, and no symbolic link followed on the way. */
+ * path only below those, and the directories on the way resolved inside
+ * the sandbox (open_parent). */
 static int bwrap_write_allowed(struct tb_local_conn *c, const char *path)
 {
 	size_t dlen = strlen(c->dir);
@@ -363,6 +365,29 @@ static int open_parents(int dirfd, const char *rel, size_t dlen, int nofollow)
 	return cur;
 }
 
+/* The directory of the first dlen bytes of rel, for a new file: under
+ * bubblewrap, in the sandbox (in_root), resolved as the commands resolve
+ * it (links inside the sandbox followed, none out of it), and where it
+ * does not exist yet made with no link followed; elsewhere open_parents.
+ * Returns an O_PATH descriptor or -errno. */
+static int open_parent(struct tb_local_conn *c, int dirfd, const char *rel,
+                       size_t dlen, int in_root)
+{
+	char dir[PATH_MAX];
+
+	if (!c->inst->bwrap || !in_root)
+		return open_parents(dirfd, rel, dlen, c->inst->bwrap);
+	if (dlen >= sizeof dir)
+		return -ENAMETOOLONG;
+	memcpy(dir, rel, dlen);
+	dir[dlen] = '\0';
+	int fd = tb_local_open_in_root(
+	    dirfd, dlen ? dir : ".", O_PATH | O_DIRECTORY, c->inst->no_openat2);
+	if (fd == -ENOENT)
+		fd = open_parents(dirfd, rel, dlen, 1);
+	return fd;
+}
+
 static int write_all(int fd, const unsigned char *data, size_t len)
 {
 	while (len) {
@@ -419,8 +444,8 @@ int tb_local_write_file(void *conn, const char *path, const unsigned char *data,
 		             path);
 		return TASKBOX_E_INVALID;
 	}
-	if ((pfd = open_parents(dirfd, rel, (size_t)(base - rel),
-	                        c->inst->bwrap)) < 0) {
+	if ((pfd = open_parent(c, dirfd, rel, (size_t)(base - rel), in_root)) <
+	    0) {
 		err = -pfd;
 		goto fail;
 	}

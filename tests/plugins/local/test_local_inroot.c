@@ -184,3 +184,44 @@ Test(local_inroot, kept_file_replaced_by_a_link)
 	expect_refused(&b, "sub/f");
 	teardown_box(&b);
 }
+
+/* write_file under bubblewrap resolves the directories on the way as the
+ * commands do: through a link inside the sandbox it writes there; through
+ * a link to a host directory it never writes on the host. */
+static void writes_stay_inside(int walk)
+{
+	struct box b;
+	struct stat st;
+	char path[600];
+	int rc;
+
+	setup_box(&b, walk);
+	rc = tl_p->ops.write_file(b.conn, "sub/tmp-dir/written",
+	                          (const unsigned char *)"w1", 2, 0644, tl_err,
+	                          sizeof tl_err);
+	cr_assert_eq(rc, TASKBOX_OK, "%s", tl_err);
+	expect_content(&b, "/tmp/written", "w1");
+	rc = tl_p->ops.write_file(b.conn, "to-dir/planted",
+	                          (const unsigned char *)"w2", 2, 0644, tl_err,
+	                          sizeof tl_err);
+	snprintf(path, sizeof path, "%s/planted", b.host_dir);
+	cr_assert_neq(stat(path, &st), 0, "write_file wrote on the host (%d)",
+	              rc);
+	/* New directories are made inside, with no link followed. */
+	rc = tl_p->ops.write_file(b.conn, "new/dir/f",
+	                          (const unsigned char *)"w3", 2, 0644, tl_err,
+	                          sizeof tl_err);
+	cr_assert_eq(rc, TASKBOX_OK, "%s", tl_err);
+	expect_content(&b, "new/dir/f", "w3");
+	teardown_box(&b);
+}
+
+Test(local_inroot, writes_stay_inside_with_openat2)
+{
+	writes_stay_inside(0);
+}
+
+Test(local_inroot, writes_stay_inside_with_the_walk)
+{
+	writes_stay_inside(1);
+}
