@@ -92,42 +92,64 @@ static void make_due(struct tb_parker *p, struct tb_park *e)
 	sift_up(p, e->slot);
 }
 
-/* Takes e out of the heap and stops watching its descriptor; lock held,
- * e parked. */
-static void unlink_entry(struct tb_parker *p, struct tb_park *e)
+/* Takes e out of the heap and stops watching its descriptor, which it
+ * returns (or -1); lock held, e parked. */
+static int detach(struct tb_parker *p, struct tb_park *e)
 {
 	size_t i = e->slot;
 	struct tb_park *last = p->heap[--p->n];
+	int fd = e->fd;
 
 	e->parked = false;
-	if (e->fd >= 0) {
-		epoll_ctl(p->epoll_fd, EPOLL_CTL_DEL, e->fd, NULL);
-		close(e->fd);
-		e->fd = -1;
+	e->fd = -1;
+	if (fd >= 0)
+		epoll_ctl(p->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+	if (last != e) {
+		put(p, i, last);
+		sift_up(p, i);
+		sift_down(p, last->slot);
 	}
-	if (last == e)
-		return;
-	put(p, i, last);
-	sift_up(p, i);
-	sift_down(p, last->slot);
+	return fd;
+}
+
+/* Puts e (not parked) in the heap, due at due_ns, watching fd (taken; -1
+ * is none, and one epoll cannot take is closed); lock held, room made. */
+static void attach(struct tb_parker *p, struct tb_park *e, uint64_t due_ns,
+                   int fd)
+{
+	e->due_ns = due_ns;
+	e->parked = true;
+	e->fd = -1;
+	if (fd >= 0) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = e};
+		if (epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, fd, &ev) == 0)
+			e->fd = fd;
+		else
+			close(fd); /* not watched: the timer alone wakes e */
+	}
+	put(p, p->n++, e);
+	sift_up(p, e->slot);
 }
 
 /* Hands every due job to the pool; returns when the earliest left is
- * due (UINT64_MAX when none). Lock held. */
+ * due (UINT64_MAX when none). Lock held. Once handed on, a job may run
+ * and free its entry at once: e is not touched after a submit that
+ * succeeded. */
 static uint64_t hand_due(struct tb_parker *p)
 {
 	uint64_t now = now_ns();
 
 	while (p->n > 0 && (p->stopping || p->heap[0]->due_ns <= now)) {
 		struct tb_park *e = p->heap[0];
+		int fd = detach(p, e);
 		if (tb_workers_submit_spare(p->pool, e->fn, e->arg) == 0) {
-			unlink_entry(p, e);
+			if (fd >= 0)
+				close(fd);
 			continue;
 		}
 		/* The spare queue is full (a thousand steps fall due at
 		 * once, or the stop hands every job on): a little later. */
-		e->due_ns = now + RETRY_NS;
-		sift_down(p, 0);
+		attach(p, e, now + RETRY_NS, fd);
 		break;
 	}
 	return p->n > 0 ? p->heap[0]->due_ns : UINT64_MAX;
@@ -235,27 +257,15 @@ int tb_parker_add_fd(struct tb_parker *p, struct tb_park *e, uint32_t ms,
 
 	pthread_mutex_lock(&p->lock);
 	if (!p->stopping && !e->parked && reserve(p) == 0) {
-		e->due_ns = now_ns() + (uint64_t)ms * 1000000u;
-		e->parked = true;
-		e->fd = -1;
-		if (fd >= 0) {
-			struct epoll_event ev = {.events = EPOLLIN,
-			                         .data.ptr = e};
-			if (epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ==
-			    0) {
-				e->fd = fd;
-				fd = -1;
-			}
-		}
-		put(p, p->n++, e);
-		sift_up(p, e->slot);
+		attach(p, e, now_ns() + (uint64_t)ms * 1000000u, fd);
+		fd = -1;
 		if (e->slot == 0)
 			signal_change(p);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&p->lock);
 	if (fd >= 0)
-		close(fd); /* not watched: the timer alone wakes e */
+		close(fd);
 	return rc;
 }
 

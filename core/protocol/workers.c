@@ -1,4 +1,5 @@
-/* The worker pool of workers.h: a ring of jobs and the lead under one
+/* The worker pool of workers.h: a ring of jobs (and one of spare jobs,
+ * taken when the first is empty) and the lead under one
  * mutex. Threads are started on demand, when a job or the lead arrives and
  * no worker is idle, up to the pool's maximum; once started they stay
  * until the drain. An idle thread takes the lead before any queued job.
@@ -36,9 +37,11 @@ struct tb_workers {
 	pthread_mutex_t lock;
 	pthread_cond_t ready; /* a job or the lead waits, or the pool stops */
 	pthread_cond_t ended; /* the lead is over */
-	struct job *ring;     /* RING(cap) slots: cap for submitted jobs,
-	                         cap for spare ones, one for the kept job */
+	struct job *ring;     /* cap + 1 slots: one is the kept job's */
 	unsigned head, count, cap;
+	struct job *spare_ring; /* cap slots: jobs of tb_workers_submit_spare,
+	                           taken only when ring is empty */
+	unsigned spare_head;
 	unsigned spares; /* of the count, spare jobs */
 	bool stopping;
 	unsigned idle;     /* threads waiting for a job */
@@ -61,13 +64,31 @@ struct tb_workers {
 static _Thread_local struct tb_workers *holding;
 static _Thread_local struct job kept;
 
-#define RING(cap) (2 * (cap) + 1)
-
 static void push(struct tb_workers *w, struct job j)
 {
-	w->ring[(w->head + w->count) % RING(w->cap)] = j;
+	if (j.spare)
+		w->spare_ring[(w->spare_head + w->spares++) % w->cap] = j;
+	else
+		w->ring[(w->head + w->count - w->spares) % (w->cap + 1)] = j;
 	w->count++;
-	w->spares += j.spare;
+}
+
+/* Takes the next job: a submitted one first, so new calls go before the
+ * steps of parked ones. w->count > 0. */
+static struct job pop(struct tb_workers *w)
+{
+	struct job j;
+
+	if (w->count > w->spares) {
+		j = w->ring[w->head];
+		w->head = (w->head + 1) % (w->cap + 1);
+	} else {
+		j = w->spare_ring[w->spare_head];
+		w->spare_head = (w->spare_head + 1) % w->cap;
+		w->spares--;
+	}
+	w->count--;
+	return j;
 }
 
 /* With w->lock held: starts one more thread when the lead and the queued
@@ -191,10 +212,7 @@ static void *worker_main(void *arg)
 		}
 		if (w->count == 0)
 			break; /* stopping and drained */
-		struct job j = w->ring[w->head];
-		w->head = (w->head + 1) % RING(w->cap);
-		w->count--;
-		w->spares -= j.spare;
+		struct job j = pop(w);
 		pthread_mutex_unlock(&w->lock);
 		j.fn(j.arg);
 		pthread_mutex_lock(&w->lock);
@@ -223,9 +241,10 @@ struct tb_workers *tb_workers_new(unsigned n, unsigned queue_max)
 		goto err_alloc;
 	w->cap = queue_max;
 	w->max = n;
-	w->ring = calloc(RING(queue_max), sizeof *w->ring);
+	w->ring = calloc(queue_max + 1, sizeof *w->ring);
+	w->spare_ring = calloc(queue_max, sizeof *w->spare_ring);
 	w->threads = calloc(n, sizeof *w->threads);
-	if (!w->ring || !w->threads)
+	if (!w->ring || !w->spare_ring || !w->threads)
 		goto err_alloc;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->ready, NULL);
@@ -237,6 +256,7 @@ err_alloc:
 	tb_log(TB_LOG_ERROR, "worker pool: cannot set up %u workers", n);
 	if (w) {
 		free(w->ring);
+		free(w->spare_ring);
 		free(w->threads);
 	}
 	free(w);
@@ -375,6 +395,7 @@ void tb_workers_drain(struct tb_workers *w)
 	pthread_cond_destroy(&w->ended);
 	pthread_mutex_destroy(&w->lock);
 	free(w->ring);
+	free(w->spare_ring);
 	free(w->threads);
 	free(w);
 }

@@ -26,10 +26,11 @@ struct tb_workers *tb_workers_new(unsigned n, unsigned queue_max);
 int tb_workers_submit(struct tb_workers *w, void (*fn)(void *), void *arg);
 
 /* Queues fn(arg) like tb_workers_submit, in a second queue of the same
- * size that only such jobs use (never kept by the lead's holder): work
- * coming back to the pool (a parked call's step) neither takes the room
- * of new calls nor is refused because of them. Returns 0, or -1 when that
- * queue is full or the pool is stopping. */
+ * size that only such jobs use (never kept by the lead's holder), and
+ * which a thread takes from only when the first is empty: work coming
+ * back to the pool (a parked call's step) neither takes the room of new
+ * calls, nor is refused because of them, nor goes before them. Returns 0, or -1
+ * when that queue is full or the pool is stopping. */
 int tb_workers_submit_spare(struct tb_workers *w, void (*fn)(void *),
                             void *arg);
 

@@ -238,8 +238,13 @@ int tb_serve_http(const struct tb_http_opts *opts)
 		return 1;
 	}
 	srv.path = opts->path ? opts->path : DEFAULT_PATH;
-	srv.max_inflight =
-	    opts->max_inflight ? opts->max_inflight : n * QUEUE_PER_WORKER;
+	/* Every request in flight holds a connection: by default the cap is
+	 * the connections' (so a burst of new calls queues rather than
+	 * being refused), and the pool's queue holds that many. */
+	srv.max_inflight = opts->max_inflight ? opts->max_inflight
+	                                      : (opts->max_connections
+	                                             ? opts->max_connections
+	                                             : DEFAULT_MAX_CONNECTIONS);
 	if (tb_listen_addr_parse(opts->listen, &addr, why, sizeof why) < 0) {
 		tb_log(TB_LOG_ERROR, "--http %s: %s", opts->listen, why);
 		return 1;
@@ -267,7 +272,9 @@ int tb_serve_http(const struct tb_http_opts *opts)
 		goto out_tls;
 	}
 	http_stats_register();
-	srv.pool = tb_workers_new(n, n * QUEUE_PER_WORKER);
+	srv.pool = tb_workers_new(n, srv.max_inflight > n * QUEUE_PER_WORKER
+	                                 ? srv.max_inflight
+	                                 : n * QUEUE_PER_WORKER);
 	srv.parker = srv.pool ? tb_parker_new(srv.pool) : NULL;
 	srv.sessions = srv.parker ? http_sessions_new(srv.pool, srv.parker,
 	                                              opts->test_tools)

@@ -62,11 +62,21 @@ function startWaits(client, sb, tasks, n, signal, mcpTasks = false) {
   return waits;
 }
 
+// Destroys the test's sandbox (its looping tasks with it) whatever happened.
+async function cleanUp(server, box) {
+  try {
+    if (box.sb) await callTool(server.client, "kill_sandbox", { sandbox_id: box.sb });
+  } finally {
+    await server.close();
+  }
+}
+
 test(`${WAITS} parked waits: other calls are answered meanwhile, and every wait ends on its task's end`, { timeout: 180000 }, async () => {
   const server = await startServer();
+  const box = {};
   try {
     const { client } = server;
-    const { sb, gate, tasks, done } = await setup(server);
+    const { sb, gate, tasks, done } = Object.assign(box, await setup(server));
     const waits = startWaits(client, sb, tasks, WAITS);
     // Every wait has reached the server once a call sent after them is
     // answered (one client, requests handled in order).
@@ -93,15 +103,16 @@ test(`${WAITS} parked waits: other calls are answered meanwhile, and every wait 
     }
     assert.ok(Date.now() - opened < 40000, "the waits ended on the tasks' end, not on their time");
   } finally {
-    await server.close();
+    await cleanUp(server, box);
   }
 });
 
 test("the starvation case: a plain get_task is answered while a dozen waits (get_task, tasks/result) hold on, and cancelled waits end at once", { timeout: 120000 }, async () => {
   const server = await startServer();
+  const box = {};
   try {
     const { client } = server;
-    const { sb, gate, tasks, done } = await setup(server);
+    const { sb, gate, tasks, done } = Object.assign(box, await setup(server));
     const abort = new AbortController();
     const waits = startWaits(client, sb, tasks, 12, abort.signal, true);
     await callTool(client, "list_tasks", { sandbox_id: sb });
@@ -124,6 +135,6 @@ test("the starvation case: a plain get_task is answered while a dozen waits (get
       assert.equal(data(w.result).state, "succeeded");
     }
   } finally {
-    await server.close();
+    await cleanUp(server, box);
   }
 });

@@ -183,3 +183,23 @@ Test(parker, a_readable_descriptor_makes_its_job_due)
 	close(fds[1]);
 	close(other[1]);
 }
+
+Test(parker, new_jobs_go_before_spare_ones)
+{
+	struct tb_workers *pool = tb_workers_new(1, 4);
+
+	atomic_store(&release_blocker, 0);
+	atomic_store(&blocking, 0);
+	cr_assert_eq(tb_workers_submit(pool, block, NULL), 0);
+	while (!atomic_load(&blocking))
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	cr_assert_eq(tb_workers_submit_spare(pool, record, (void *)1), 0);
+	cr_assert_eq(tb_workers_submit_spare(pool, record, (void *)2), 0);
+	cr_assert_eq(tb_workers_submit(pool, record, (void *)3), 0);
+	atomic_store(&release_blocker, 1);
+	cr_assert_eq(wait_ran(3, 5000), 3);
+	cr_assert_eq(order[0], 3);
+	cr_assert_eq(order[1], 1);
+	cr_assert_eq(order[2], 2);
+	tb_workers_drain(pool);
+}
