@@ -156,16 +156,26 @@ failure_excerpt() {
 # plugin and the server at a fraction of valgrind's cost per process.
 ENGINE_TESTS="tests/docker/docker.sh tests/contract/docker.test.mjs tests/contract/docker-noinit.test.mjs"
 
+# The contract suite over Streamable HTTP (SDK v1 and v2 clients) on every
+# provider: one stage (asan) runs it, as it runs the engine tests. Under
+# valgrind the gcc stage covers the HTTP transport with the transport,
+# sessions, Inspector, parked-wait and conformance tests instead, at a
+# fraction of the time (a contract run over HTTP takes about 400 s there).
+HTTP_PROVIDER_TESTS="tests/contract/local-http.test.mjs tests/contract/local-http-v2.test.mjs"
+HTTP_PROVIDER_TESTS="$HTTP_PROVIDER_TESTS tests/contract/docker-http.test.mjs tests/contract/docker-http-v2.test.mjs"
+HTTP_PROVIDER_TESTS="$HTTP_PROVIDER_TESTS tests/contract/e2b-http.test.mjs tests/contract/e2b-http-v2.test.mjs"
+
 # The fuzz runs build their own clang target with ASan and UBSan, whatever
 # the stage, and run it outside valgrind: one stage (asan) runs them.
-FUZZ_TESTS="tests/fuzz/run.sh tests/e2b/fuzz.sh"
+FUZZ_TESTS="tests/fuzz/run.sh tests/fuzz/tools.sh tests/e2b/fuzz.sh"
 
 stage_gcc() {
 	local logs=$builds/gcc-vg-logs rc=0
 	rm -rf "$logs"
 	mkdir -p "$logs"
 	TASKBOX_TEST_WRAPPER="$src/tests/vg --server" \
-		TASKBOX_VG_LOGDIR=$logs check_skip="$ENGINE_TESTS $FUZZ_TESTS" \
+		TASKBOX_VG_LOGDIR=$logs \
+		check_skip="$ENGINE_TESTS $HTTP_PROVIDER_TESTS $FUZZ_TESTS" \
 		build_and_check gcc || rc=1
 	# Valgrind's findings in the servers the integration tests started.
 	local bad

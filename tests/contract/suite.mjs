@@ -8,10 +8,18 @@
 // hostPids is true when the provider declares TASKBOX_FEATURE_HOST_PIDS.
 // Everything the suite does inside a sandbox goes through the tools, so it
 // holds for every provider.
+//
+// contractSuite(provider, { transport, client }) runs it over a transport
+// ("stdio" or "http") with a client ("v1" or "v2"); startServer's defaults
+// (tests/lib/client.mjs) when not given. Each server() is a process of its
+// own on either transport. Where a test ends a session, it does so the way
+// the transport's client does: on stdio by closing stdin (the process
+// exits), over HTTP by the client's DELETE, the process staying up, so that
+// the DELETE alone can have destroyed anything (endSession below).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readlinkSync } from "node:fs";
-import { callTool, scratchDir, startServer, writeConfig } from "../lib/client.mjs";
+import { callTool, clientOf, scratchDir, startServer, transportOf, writeConfig } from "../lib/client.mjs";
 import { waitingTests } from "./waiting.mjs";
 
 const SECRET_NAME = "TB_CONTRACT_SECRET_TOKEN";
@@ -62,22 +70,46 @@ function failure(result, what) {
   return result.content.map((c) => c.text || "").join("\n");
 }
 
-export function contractSuite(provider) {
-  describe(`reconnectable tasks on ${provider.name}`, () => {
+export function contractSuite(provider, via = {}) {
+  const transport = transportOf(via);
+  const client = clientOf(via);
+  const over = transport === "stdio" && client === "v1" ? "" : ` over ${transport} (SDK ${client})`;
+  describe(`reconnectable tasks on ${provider.name}${over}`, () => {
     let cfgPath;
     let env;
     const servers = new Set();
+    const closed = new WeakSet();
     const sandboxes = new Set();
 
     async function server(extraArgs = []) {
-      const s = await startServer({ args: ["--config", cfgPath, ...extraArgs], env });
+      const s = await startServer({ args: ["--config", cfgPath, ...extraArgs], env, transport, client });
       servers.add(s);
       return s;
     }
 
+    // Closes a client once: on stdio the process ends with it; over HTTP a
+    // process's first client takes the process with it (SIGTERM), any other
+    // only ends its session.
     async function closeServer(s) {
       servers.delete(s);
+      if (closed.has(s)) return;
+      closed.add(s);
       await s.close();
+    }
+
+    // Ends s's session as its client does and returns a client to carry on
+    // with: on stdio, EOF (the process exits) and a new process; over HTTP,
+    // the DELETE and a new session of the same process, which stays up.
+    // closeServer(s) afterwards ends what is left of s (the HTTP process).
+    async function endSession(s) {
+      if (s.transportKind !== "http") {
+        await closeServer(s);
+        return server();
+      }
+      await s.endSession();
+      const next = await s.session();
+      servers.add(next);
+      return next;
     }
 
     // kill -9 and wait until the process is gone.
@@ -142,6 +174,20 @@ export function contractSuite(provider) {
 
     async function run(s, sandbox_id, command) {
       return ok(await call(s, "run_command", { sandbox_id, command }), `run_command ${command}`);
+    }
+
+    // Waits until sandbox_id is gone (a tool error naming it) and returns
+    // the error. A session's end destroys its sandboxes: on stdio before
+    // the process exits, over HTTP on a worker after the DELETE's answer.
+    async function destroyed(s, sandbox_id, what) {
+      const r = await until(`${what}: ${sandbox_id} to be destroyed`, async () => {
+        const x = await call(s, "run_command", { sandbox_id, command: "true" });
+        return x.isError ? x : null;
+      }, 30000, 50);
+      const text = failure(r, what);
+      assert.ok(text.includes(sandbox_id), text);
+      sandboxes.delete(sandbox_id);
+      return text;
     }
 
     async function taskDirs(s, sandbox_id) {
@@ -506,33 +552,36 @@ export function contractSuite(provider) {
       const plain = await createSandbox(a);
       const kept = await createSandbox(a);
       const t = await start(a, kept, "sleep 1; echo kept");
-      await closeServer(a); // EOF: the session ends normally
+      const b = await endSession(a); // EOF or DELETE: the session ends normally
 
-      const b = await server();
+      await destroyed(b, plain, "run_command in a destroyed sandbox");
       const r = await waitDone(b, kept, t.task_id);
       assert.equal(r.stdout, "kept\n");
-      const gone = failure(await call(b, "run_command", { sandbox_id: plain, command: "true" }), "run_command in a destroyed sandbox");
-      assert.ok(gone.includes(plain), gone);
-      sandboxes.delete(plain);
+      assert.equal((await run(b, kept, "echo still here")).stdout, "still here\n");
       await closeServer(b);
+      await closeServer(a);
     });
 
     test("querying from another session does not make the sandbox that session's", { timeout: 60000 }, async () => {
       const a = await server();
       const sb = await createSandbox(a);
       const t = await start(a, sb, "sleep 300");
-      await closeServer(a);
+      const b = await endSession(a);
 
-      const b = await server();
       assert.equal((await getTask(b, sb, t.task_id)).state, "running");
       const c = ok(await call(b, "cancel_task", { sandbox_id: sb, task_id: t.task_id }), "cancel from b");
       assert.equal(c.state, "cancelled");
-      await closeServer(b); // must not destroy sb
+      // b's own sandbox, which its end destroys: once it is gone, b's end
+      // is over.
+      const canary = await createSandbox(b);
+      const d = await endSession(b); // must not destroy sb
+      await destroyed(d, canary, "the ended session's own sandbox");
 
-      const d = await server();
       const r = await getTask(d, sb, t.task_id);
       assert.equal(r.state, "cancelled");
       await closeServer(d);
+      await closeServer(b);
+      await closeServer(a);
     });
 
     test("a task directory without a status record (an interrupted start) is unknown", { timeout: 60000 }, async () => {
@@ -608,14 +657,11 @@ export function contractSuite(provider) {
       assert.match(bad, /content/);
       const missing = failure(await call(a, "read_file", { path: "no/such/file" }), "read_file missing");
       assert.match(missing, /no\/such\/file/);
-      await closeServer(a);
-
       // No task was started there, so the session's end destroyed it.
-      const b2 = await server();
-      const gone = failure(await call(b2, "run_command", { sandbox_id: sb, command: "true" }), "after disconnect");
-      assert.ok(gone.includes(sb));
-      sandboxes.delete(sb);
+      const b2 = await endSession(a);
+      await destroyed(b2, sb, "after disconnect");
       await closeServer(b2);
+      await closeServer(a);
     });
 
     waitingTests({ server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data, HOST_SECRET });

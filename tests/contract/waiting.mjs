@@ -1,9 +1,12 @@
 // Waiting without polling, for any provider: get_task and cancel_task with
 // `wait`, list_tasks, and the MCP tasks utility through the official SDK's
-// experimental tasks client. Called from contractSuite with its helpers.
+// experimental tasks client (the same calls made with the v2 client's
+// request where that runs the suite: tasksOf in tests/lib/client.mjs).
+// Called from contractSuite with its helpers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { tasksOf } from "../lib/client.mjs";
 
 export function waitingTests(h) {
   const { server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data } = h;
@@ -150,7 +153,7 @@ export function waitingTests(h) {
     const support = Object.fromEntries(tools.filter((x) => x.execution).map((x) => [x.name, x.execution.taskSupport]));
     assert.deepEqual(support, { start_task: "optional", run_command: "optional" });
     const sb = await createSandbox(a);
-    const tasks = a.client.experimental.tasks;
+    const tasks = tasksOf(a.client);
 
     // start_task as a task, followed to its end by the SDK's own loop.
     const seen = await drain(tasks.callToolStream({ name: "start_task", arguments: { sandbox_id: sb, command: "sleep 1; echo done" } }, CallToolResultSchema, { task: { ttl: 60000 } }));
@@ -202,7 +205,7 @@ export function waitingTests(h) {
     await killServer(a);
 
     const b = await server();
-    const bt = b.client.experimental.tasks;
+    const bt = tasksOf(b.client);
     assert.equal((await bt.getTask(longId)).status, "working");
     const pending = bt.getTaskResult(longId, CallToolResultSchema);
     const listed = await bt.listTasks();

@@ -1,15 +1,31 @@
-// The shared harness of the integration tests: the official MCP SDK client
-// driving the real taskbox binary over stdio.
+// The shared harness of the integration tests: an official MCP SDK client
+// driving the real taskbox binary, over stdio (the default) or over
+// Streamable HTTP, with the SDK v1 client (the default) or the SDK v2 one.
 //
 // Environment (set by `make check` through AM_TESTS_ENVIRONMENT):
 //   TASKBOX_BIN            the built binary (required)
 //   TASKBOX_PLUGIN_PATH    where the built plugins are
 //   TASKBOX_TEST_WRAPPER   optional command prefix, e.g. tests/vg (valgrind)
+// and, for a whole run on another transport or client (startServer's
+// opts.transport and opts.client override them):
+//   TASKBOX_TEST_TRANSPORT stdio (default) or http
+//   TASKBOX_TEST_CLIENT    v1 (default: @modelcontextprotocol/sdk) or v2
+//                          (@modelcontextprotocol/client, legacy era)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  CancelTaskResultSchema,
+  CreateTaskResultSchema,
+  GetTaskResultSchema,
+  ListTasksResultSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 
 export function taskboxCommand(args = []) {
   const bin = process.env.TASKBOX_BIN;
@@ -31,30 +47,103 @@ export function writeConfig(dir, config) {
   return path;
 }
 
-// Starts a server and connects the SDK client to it.
+// The transport and the client a startServer call uses.
+export function transportOf(opts = {}) {
+  const t = opts.transport || process.env.TASKBOX_TEST_TRANSPORT || "stdio";
+  if (t !== "stdio" && t !== "http") throw new Error(`unknown transport ${t} (stdio or http)`);
+  return t;
+}
+
+export function clientOf(opts = {}) {
+  const c = opts.client || process.env.TASKBOX_TEST_CLIENT || "v1";
+  if (c !== "v1" && c !== "v2") throw new Error(`unknown client ${c} (v1 or v2)`);
+  return c;
+}
+
+// The SDK v2 packages are loaded only when a test asks for them.
+let v2;
+async function sdkV2() {
+  v2 ??= {
+    ...(await import("@modelcontextprotocol/client")),
+    stdio: await import("@modelcontextprotocol/client/stdio"),
+  };
+  return v2;
+}
+
+const CLIENT_INFO = { name: "taskbox-tests", version: "1.0.0" };
+
+async function newClient(kind, opts) {
+  const capabilities = opts.capabilities || {};
+  if (kind === "v1") return new Client(CLIENT_INFO, { capabilities });
+  const { Client: ClientV2 } = await sdkV2();
+  // Legacy era, pinned: a plain initialize, no server/discover probe. It is
+  // the SDK's default too; naming it keeps a later default from changing
+  // what these tests speak.
+  return new ClientV2(CLIENT_INFO, { capabilities, versionNegotiation: { mode: "legacy" } });
+}
+
+// Every HTTP server process this test process started and has not seen
+// exit: killed when the test process exits, however it exits (a failed
+// assertion skips close()). A stdio server ends on its own when its stdin
+// closes with this process.
+const live = new Set();
+function killLive() {
+  for (const child of live) {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+process.on("exit", killLive);
+// A signal ends this process without "exit": kill them, then die of it.
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  process.once(sig, () => {
+    killLive();
+    process.kill(process.pid, sig);
+  });
+}
+
+const URL_LINE = /listening on (http:\/\/\S+)/;
+
+// Starts a server and connects an SDK client to it.
 //   opts.args         extra arguments after `serve`
 //   opts.env          extra environment (merged over process.env)
-//   opts.protocolVersion  not used by the SDK's connect; see mcp tests
 //   opts.stderr       "inherit" (default) or "pipe"
-// Returns { client, transport, pid, close(), kill(signal) }.
+//   opts.transport    "stdio" or "http" (default: $TASKBOX_TEST_TRANSPORT or stdio)
+//   opts.client       "v1" or "v2" (default: $TASKBOX_TEST_CLIENT or v1)
+//   opts.capabilities the client's capabilities
+//   opts.token        http: the bearer token (default: a random one), or
+//                     false for a server without TASKBOX_HTTP_TOKEN
+// Returns { client, transport, pid, close(), kill(signal), kind, transportKind }
+// and, over HTTP, also url, token, headers, session() (another client in a
+// session of its own on the same process) and endSession() (DELETE, the
+// process stays).
 export async function startServer(opts = {}) {
+  const kind = clientOf(opts);
+  if (transportOf(opts) === "http") return startHttpServer(opts, kind);
   const { command, args } = taskboxCommand(["serve", ...(opts.args || [])]);
-  const transport = new StdioClientTransport({
+  const params = {
     command,
     args,
     env: { ...process.env, ...(opts.env || {}) },
     stderr: opts.stderr || "inherit",
-  });
-  const client = new Client(
-    { name: "taskbox-tests", version: "1.0.0" },
-    { capabilities: opts.capabilities || {} },
-  );
+  };
+  const transport =
+    kind === "v1" ? new StdioClientTransport(params) : new (await sdkV2()).stdio.StdioClientTransport(params);
+  const client = await newClient(kind, opts);
   await client.connect(transport);
   return {
     client,
     transport,
+    kind,
+    transportKind: "stdio",
     get pid() {
       return transport.pid;
+    },
+    get stderr() {
+      return transport.stderr;
     },
     async close() {
       await client.close();
@@ -65,9 +154,211 @@ export async function startServer(opts = {}) {
   };
 }
 
+// `taskbox serve --http 127.0.0.1:0`: the server picks a free port and
+// says which on stderr.
+async function startHttpServer(opts, kind) {
+  const token = opts.token === false ? null : opts.token || randomBytes(24).toString("hex");
+  const { command, args } = taskboxCommand(["serve", "--http", "127.0.0.1:0", ...(opts.args || [])]);
+  const env = { ...process.env, ...(opts.env || {}) };
+  delete env.TASKBOX_HTTP_TOKEN;
+  if (token) env.TASKBOX_HTTP_TOKEN = token;
+  const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  live.add(child);
+  // Neither the process nor its pipes keep this one alive: when a failed
+  // test leaves it running, this process still ends, and kills it.
+  child.unref();
+  child.stdout.unref();
+  child.stderr.unref();
+  const exited = new Promise((resolve) =>
+    child.once("exit", (code, signal) => {
+      live.delete(child);
+      resolve({ code, signal });
+    }),
+  );
+  let exit = null;
+  exited.then((e) => (exit = e));
+  child.once("error", () => {}); // a spawn failure shows as the exit
+
+  // stderr goes where the test's goes, as on stdio (or to a stream of its
+  // own with stderr "pipe"); nothing is expected on stdout, which is shown
+  // the same way rather than mixed into the test's report.
+  const sink = opts.stderr === "pipe" ? new PassThrough() : process.stderr;
+  child.stdout.on("data", (d) => sink.write(d));
+  let seen = "";
+  const url = await new Promise((resolve, reject) => {
+    const limit = setTimeout(
+      () => reject(new Error(`taskbox serve --http: no "listening on" line within 120 s:\n${seen.slice(-2000)}`)),
+      120000,
+    );
+    child.stderr.on("data", (d) => {
+      sink.write(d);
+      if (seen === null) return;
+      seen += d.toString();
+      const m = URL_LINE.exec(seen);
+      if (m) {
+        seen = null;
+        clearTimeout(limit);
+        resolve(m[1]);
+      }
+    });
+    exited.then(({ code, signal }) => {
+      clearTimeout(limit);
+      if (seen !== null)
+        reject(new Error(`taskbox serve --http exited (${signal || code}) before listening:\n${seen.slice(-2000)}`));
+    });
+  }).catch((e) => {
+    child.kill("SIGKILL");
+    throw e;
+  });
+
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  const pid = child.pid;
+
+  let signalled = null;
+  function kill(signal = "SIGKILL") {
+    if (exit !== null) return;
+    signalled = signal;
+    process.kill(pid, signal);
+  }
+
+  // SIGTERM, then the exit; SIGKILL if it does not come within limitMs.
+  // A server that SIGTERM did not end cleanly (a nonzero exit: valgrind's
+  // or a sanitizer's finding, a crash), or that had ended before without
+  // being told to, fails the caller.
+  async function stop(limitMs = 60000) {
+    if (signalled === null) {
+      if (exit !== null) throw new Error(`taskbox serve --http: ended on its own (${exit.signal || exit.code})`);
+      signalled = "SIGTERM";
+      child.kill("SIGTERM");
+      const t = setTimeout(() => child.kill("SIGKILL"), limitMs);
+      await exited;
+      clearTimeout(t);
+      if (exit.code !== 0) throw new Error(`taskbox serve --http: exit ${exit.signal || exit.code} after SIGTERM`);
+    }
+    await exited;
+  }
+
+  // One client, in a session of its own, on this process: the same kind
+  // of client unless sessionOpts.client names the other.
+  async function session(sessionOpts = {}) {
+    const k = clientOf({ client: sessionOpts.client || kind });
+    const client = await newClient(k, { ...opts, ...sessionOpts });
+    const transportOpts = { requestInit: { headers: { ...headers, ...(sessionOpts.headers || {}) } } };
+    const transport =
+      k === "v1"
+        ? new StreamableHTTPClientTransport(new URL(url), transportOpts)
+        : new (await sdkV2()).StreamableHTTPClientTransport(new URL(url), transportOpts);
+    await client.connect(transport);
+    let ended = false;
+    // DELETE the session, then drop the client. A server already gone has
+    // nothing to end.
+    async function endSession() {
+      if (ended) return;
+      ended = true;
+      try {
+        if (exit === null && signalled === null) await transport.terminateSession();
+      } finally {
+        await client.close();
+      }
+    }
+    return {
+      client,
+      transport,
+      kind: k,
+      transportKind: "http",
+      url,
+      token,
+      headers,
+      pid,
+      get sessionId() {
+        return transport.sessionId;
+      },
+      endSession,
+      session,
+      kill,
+      async close() {
+        await endSession();
+      },
+    };
+  }
+
+  let first;
+  try {
+    first = await session();
+  } catch (e) {
+    kill("SIGKILL");
+    await exited;
+    throw e;
+  }
+  return {
+    ...first,
+    stderr: opts.stderr === "pipe" ? sink : undefined,
+    // The process's own end: the client's close (its session's DELETE),
+    // then SIGTERM and the exit.
+    async close() {
+      try {
+        await first.endSession();
+      } finally {
+        await stop();
+      }
+    },
+    stop,
+    get exited() {
+      return exit;
+    },
+  };
+}
+
 // Calls a tool and returns the SDK's result object.
 export async function callTool(client, name, args = {}, options = {}) {
+  if (isV2(client)) return client.callTool({ name, arguments: args }, options);
   return client.callTool({ name, arguments: args }, undefined, options);
+}
+
+// The SDK v1 client has an experimental client of the MCP tasks utility;
+// the v2 client has none (it speaks the utility's methods only given a
+// result schema), so for it the same five calls are made with
+// client.request, following a task-augmented call as the v1 client does:
+// taskCreated, then tasks/get until the task ends, then the result.
+export function tasksOf(client) {
+  if (!isV2(client)) return client.experimental.tasks;
+  const req = (method, params, schema, options) => client.request({ method, params }, schema, options);
+  const getTask = (taskId, options) => req("tasks/get", { taskId }, GetTaskResultSchema, options);
+  const getTaskResult = (taskId, schema, options) => req("tasks/result", { taskId }, schema, options);
+  return {
+    getTask,
+    getTaskResult,
+    listTasks: (cursor, options) => req("tasks/list", cursor ? { cursor } : {}, ListTasksResultSchema, options),
+    cancelTask: (taskId, options) => req("tasks/cancel", { taskId }, CancelTaskResultSchema, options),
+    async *callToolStream(params, schema, options = {}) {
+      const { task, ...rest } = options;
+      let taskId;
+      try {
+        const created = await req("tools/call", { ...params, task: task || {} }, CreateTaskResultSchema, rest);
+        taskId = created.task.taskId;
+        yield { type: "taskCreated", task: created.task };
+        for (;;) {
+          const t = await getTask(taskId, rest);
+          yield { type: "taskStatus", task: t };
+          if (t.status === "completed") {
+            yield { type: "result", result: await getTaskResult(taskId, schema, rest) };
+            return;
+          }
+          if (t.status === "failed" || t.status === "cancelled") {
+            yield { type: "error", error: new Error(`Task ${taskId} ${t.status === "failed" ? "failed" : "was cancelled"}`) };
+            return;
+          }
+          await new Promise((r) => setTimeout(r, t.pollInterval ?? 1000));
+        }
+      } catch (error) {
+        yield { type: "error", error };
+      }
+    },
+  };
+}
+
+function isV2(client) {
+  return !(client instanceof Client);
 }
 
 // A minimal assertion helper that names what it compared.

@@ -31,14 +31,14 @@ tests_mcp_test_parker_CFLAGS = $(mcp_test_cflags)
 tests_mcp_test_parker_LDADD = $(mcp_test_ldadd)
 
 # Integration: the official SDK client and raw pipes against the binary,
-# the official conformance suite through a stdio-to-HTTP bridge, and a
+# the official conformance suite against its Streamable HTTP endpoint, and a
 # bounded libFuzzer run (tests/fuzz/run.sh builds its own target with
 # clang; FUZZ_SECONDS sets the time, 60 s by default).
 EXTRA_DIST += tests/mcp/raw.mjs tests/mcp/sdk.test.mjs \
 	tests/mcp/robustness.test.mjs tests/mcp/stdout-guard.test.mjs \
 	tests/mcp/parked-waits.test.mjs tests/conformance/run.sh tests/conformance/expected-failures.yml \
 	tests/conformance/fs-globsync.mjs tests/conformance/fs-globsync-hooks.mjs \
-	tests/conformance/fs-globsync-shim.mjs tests/conformance/loopback.mjs \
+	tests/conformance/fs-globsync-shim.mjs \
 	tests/fuzz/run.sh tests/fuzz/fuzz_jsonrpc.c tests/fuzz/corpus
 if INTEGRATION_TESTS
 TESTS += tests/mcp/sdk.test.mjs tests/mcp/robustness.test.mjs \
