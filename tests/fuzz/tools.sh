@@ -15,6 +15,9 @@ if [ -z "$builddir" ] || [ ! -f "$builddir/core/supervisor/supervisor_source.c" 
 	echo "fuzz: TASKBOX_BUILDDIR must name a built tree" >&2
 	exit 99
 fi
+# The local provider is compiled in: a plugin on the path (the asan build's,
+# with gcc's ASan runtime) must not be loaded into clang's.
+unset TASKBOX_PLUGIN_PATH
 # shellcheck disable=SC2046
 sh "$srcdir/tests/fuzz/run.sh" tools 30 "$here/tools_corpus" jansson -- \
 	-I"$core" -DTB_PKGLIBEXECDIR='"/nonexistent"' \
