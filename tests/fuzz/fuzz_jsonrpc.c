@@ -20,12 +20,14 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check_output(void *ctx, const char *line, size_t len)
+static void check_output(void *ctx, const char *line, size_t len, bool reply)
 {
 	json_t *msg = json_loadb(line, len, 0, NULL);
 	if (!json_is_object(msg) || memchr(line, '\n', len) ||
 	    !json_is_string(json_object_get(msg, "jsonrpc")))
 		abort(); /* the server wrote something that is not a message */
+	if (reply != (json_object_get(msg, "method") == NULL))
+		abort(); /* a response not called one, or the reverse */
 	json_decref(msg);
 	(*(size_t *)ctx)++;
 }
@@ -41,7 +43,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t written = 0;
-	struct tb_mcp_opts opts = {check_output, &written, NULL, true};
+	struct tb_mcp_opts opts = {
+	    .write = check_output, .ctx = &written, .test_tools = true};
 	struct tb_mcp *s = tb_mcp_new(&opts);
 	struct tb_lines lines;
 	const char *line;
