@@ -93,9 +93,10 @@ Test(config, root_must_be_an_object)
 
 Test(config, unknown_keys_at_the_root)
 {
-	PROBLEMS("{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
-	         "\"x\"}}, \"limits\": {}}",
-	         "$.limits: unknown key (allowed: default, providers, mask, http)");
+	PROBLEMS(
+	    "{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
+	    "\"x\"}}, \"limits\": {}}",
+	    "$.limits: unknown key (allowed: default, providers, mask, http)");
 }
 
 Test(config, unknown_keys_in_an_instance)
