@@ -54,11 +54,15 @@ static const struct tb_instance *inst;
 
 static void check_output(void *ctx, const char *line, size_t len, bool reply)
 {
-	json_t *msg = json_loadb(line, len, 0, NULL);
+	json_t *msg = json_loadb(line, len, JSON_ALLOW_NUL, NULL);
 
 	(void)ctx, (void)reply;
-	if (!json_is_object(msg) || memchr(line, '\n', len))
-		abort(); /* the server wrote something that is not a message */
+	if (!json_is_object(msg) || memchr(line, '\n', len)) {
+		/* the server wrote something that is not a message */
+		fprintf(stderr, "fuzz_tools: not one message: %.*s\n", (int)len,
+		        line);
+		abort();
+	}
 	json_decref(msg);
 }
 

@@ -13,7 +13,8 @@
 #
 # Environment: TASKBOX_SRCDIR and TASKBOX_BUILDDIR (set by `make check`;
 # the build dir supplies config.h), FUZZ_SECONDS (overrides the default
-# run time), CLANG (default clang).
+# run time), CLANG (default clang), FUZZ_REPRODUCE (a finding's file: run
+# the target on it alone, with the sanitizer's whole report).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -59,6 +60,10 @@ $cc -g -O1 -std=c11 -D_GNU_SOURCE \
 	-I"$builddir" -I"$srcdir/include" $(pkg-config --cflags $packages) \
 	-o "$work/fuzz" "$@" $(pkg-config --libs $packages) || exit 99
 
+if [ -n "${FUZZ_REPRODUCE:-}" ]; then
+	"$work/fuzz" -runs=1 "$FUZZ_REPRODUCE"
+	exit $?
+fi
 mkdir "$work/corpus"
 cd "$work" || exit 99
 # New inputs go to the scratch corpus; the seeds in the tree stay as they
