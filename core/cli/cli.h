@@ -3,6 +3,7 @@
 #define TB_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 enum tb_exit {
@@ -37,10 +38,26 @@ int tb_cli_check_config(const struct tb_cli_opts *opts, const char *file);
 
 struct tb_config_http;
 
+/* The HTTP transport's bearer tokens. */
+struct tb_cli_http_tokens {
+	char **v;
+	size_t n;
+};
+
+/* Reads the tokens of $TASKBOX_HTTP_TOKEN and of h's token_env and
+ * token_file (h may be NULL), and removes those variables from the
+ * environment, value scrubbed, so that no command the server starts
+ * inherits them: call it before anything starts a thread. -1 (said on
+ * stderr) when a source is unreadable or holds a malformed token. */
+int tb_cli_http_tokens_take(const struct tb_config_http *h,
+                            struct tb_cli_http_tokens *t);
+void tb_cli_http_tokens_free(struct tb_cli_http_tokens *t);
+
 /* `taskbox serve` over HTTP: on --http, else on h->listen (h may be NULL
- * with --http). Returns an exit code (TB_EXIT_CONFIG when no token guards a
- * non-loopback address, or a token source is unreadable). */
+ * with --http), guarded by tokens. Returns an exit code (TB_EXIT_CONFIG
+ * when no token guards a non-loopback address). */
 int tb_cli_serve_http(const struct tb_cli_opts *opts,
-                      const struct tb_config_http *h);
+                      const struct tb_config_http *h,
+                      const struct tb_cli_http_tokens *tokens);
 
 #endif /* TB_CLI_H */

@@ -53,32 +53,70 @@ static int tokens_from_file(const char *path, char ***v, size_t *n)
 	return 0;
 }
 
-/* Adds the tokens of an environment variable, if set. */
+/* Adds the tokens of an environment variable, if set, then scrubs the
+ * value and removes the variable: no command the server starts (the local
+ * provider's inherit its environment) sees it. */
 static int tokens_from_env(const char *name, const char *what, char ***v,
                            size_t *n)
 {
-	const char *value = getenv(name);
-	char why[128];
+	char *value = getenv(name), why[128];
+	int rc = 0;
 
 	if (!value)
 		return 0;
 	if (tb_http_tokens_split(value, v, n, why, sizeof why) < 0) {
 		fprintf(stderr, "taskbox: invalid config:\n%s ($%s): %s\n",
 		        what, name, why);
+		rc = -1;
+	}
+	memset(value, 0, strlen(value));
+	unsetenv(name);
+	return rc;
+}
+
+void tb_cli_http_tokens_free(struct tb_cli_http_tokens *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		memset(t->v[i], 0, strlen(t->v[i]));
+		free(t->v[i]);
+	}
+	free(t->v);
+	t->v = NULL;
+	t->n = 0;
+}
+
+int tb_cli_http_tokens_take(const struct tb_config_http *h,
+                            struct tb_cli_http_tokens *t)
+{
+	t->v = NULL;
+	t->n = 0;
+	/* Each source is read (and its variable removed) even when an
+	 * earlier one failed. */
+	int a =
+	    tokens_from_env("TASKBOX_HTTP_TOKEN", "the token", &t->v, &t->n);
+	int b = h && h->token_env
+	            ? tokens_from_env(h->token_env, "$.http.token_env", &t->v,
+	                              &t->n)
+	            : 0;
+	int c = h && h->token_file
+	            ? tokens_from_file(h->token_file, &t->v, &t->n)
+	            : 0;
+
+	if (a < 0 || b < 0 || c < 0) {
+		tb_cli_http_tokens_free(t);
 		return -1;
 	}
 	return 0;
 }
 
 int tb_cli_serve_http(const struct tb_cli_opts *opts,
-                      const struct tb_config_http *h)
+                      const struct tb_config_http *h,
+                      const struct tb_cli_http_tokens *tokens)
 {
 	struct tb_config_http none = {0};
 	struct tb_http_opts ho = {0};
 	struct tb_listen_addr addr;
-	char **tokens = NULL, why[256];
-	size_t n_tokens = 0;
-	int rc = TB_EXIT_CONFIG;
+	char why[256];
 
 	if (!h)
 		h = &none;
@@ -89,24 +127,17 @@ int tb_cli_serve_http(const struct tb_cli_opts *opts,
 		        why);
 		return opts->http ? TB_EXIT_USAGE : TB_EXIT_CONFIG;
 	}
-	if (tokens_from_env("TASKBOX_HTTP_TOKEN", "the token", &tokens,
-	                    &n_tokens) < 0 ||
-	    (h->token_env && tokens_from_env(h->token_env, "$.http.token_env",
-	                                     &tokens, &n_tokens) < 0) ||
-	    (h->token_file &&
-	     tokens_from_file(h->token_file, &tokens, &n_tokens) < 0))
-		goto out;
-	if (n_tokens == 0 && !tb_listen_addr_loopback(&addr)) {
+	if (tokens->n == 0 && !tb_listen_addr_loopback(&addr)) {
 		fprintf(stderr,
 		        "taskbox: refusing to listen on %s without a token: "
 		        "set $TASKBOX_HTTP_TOKEN, or $.http.token_env or "
 		        "$.http.token_file in the config\n",
 		        addr.addr);
-		goto out;
+		return TB_EXIT_CONFIG;
 	}
 	ho.path = h->path;
-	ho.tokens = (const char *const *)tokens;
-	ho.n_tokens = n_tokens;
+	ho.tokens = (const char *const *)tokens->v;
+	ho.n_tokens = tokens->n;
 	ho.allowed_origins = (const char *const *)h->allowed_origins;
 	ho.n_allowed_origins = h->n_allowed_origins;
 	ho.allowed_hosts = (const char *const *)h->allowed_hosts;
@@ -119,12 +150,5 @@ int tb_cli_serve_http(const struct tb_cli_opts *opts,
 	ho.tls_cert = h->tls_cert;
 	ho.tls_key = h->tls_key;
 	ho.test_tools = opts->test_tools;
-	rc = tb_serve_http(&ho) == 0 ? TB_EXIT_OK : TB_EXIT_FAILURE;
-out:
-	for (size_t i = 0; i < n_tokens; i++) {
-		memset(tokens[i], 0, strlen(tokens[i]));
-		free(tokens[i]);
-	}
-	free(tokens);
-	return rc;
+	return tb_serve_http(&ho) == 0 ? TB_EXIT_OK : TB_EXIT_FAILURE;
 }

@@ -160,12 +160,20 @@ static int serve(const struct tb_cli_opts *opts)
 {
 	char err[4096];
 	struct tb_config *cfg;
+	struct tb_cli_http_tokens tokens = {0};
+	bool http;
 	int rc = TB_EXIT_FAILURE;
 
 	cfg = tb_config_load(opts->config, err, sizeof err);
 	if (!cfg) {
 		fprintf(stderr, "taskbox: invalid config:\n%s\n", err);
 		return TB_EXIT_CONFIG;
+	}
+	/* The tokens leave the environment before a plugin loads. */
+	http = opts->http || (cfg->http && cfg->http->listen);
+	if (http && tb_cli_http_tokens_take(cfg->http, &tokens) < 0) {
+		rc = TB_EXIT_CONFIG;
+		goto out_config;
 	}
 	if (tb_loader_init(opts->plugin_dir, err, sizeof err) < 0) {
 		tb_log(TB_LOG_ERROR, "%s", err);
@@ -178,8 +186,8 @@ static int serve(const struct tb_cli_opts *opts)
 	}
 	if (tb_modules_init(cfg, opts->test_tools) < 0) {
 		/* said why */
-	} else if (opts->http || (cfg->http && cfg->http->listen)) {
-		rc = tb_cli_serve_http(opts, cfg->http);
+	} else if (http) {
+		rc = tb_cli_serve_http(opts, cfg->http, &tokens);
 	} else {
 		struct tb_serve_opts so = {
 		    .in_fd = STDIN_FILENO,
@@ -194,6 +202,7 @@ static int serve(const struct tb_cli_opts *opts)
 out_loader:
 	tb_loader_exit();
 out_config:
+	tb_cli_http_tokens_free(&tokens);
 	tb_config_free(cfg);
 	return rc;
 }

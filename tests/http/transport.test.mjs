@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
@@ -20,7 +20,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // Starts `taskbox serve --http 127.0.0.1:0 --test-tools` with an optional
 // config "http" section; resolves once it says where it listens.
-async function serve({ http: section, token = TOKEN, args = [], listen = "127.0.0.1:0" } = {}) {
+async function serve({ http: section, token = TOKEN, args = [], listen = "127.0.0.1:0", env: extraEnv = {} } = {}) {
   const dir = scratchDir("taskbox-http-");
   const config = join(dir, "config.json");
   writeFileSync(config, JSON.stringify({
@@ -28,7 +28,7 @@ async function serve({ http: section, token = TOKEN, args = [], listen = "127.0.
     providers: { local: { plugin: "local", settings: {} } },
     ...(section ? { http: section } : {}),
   }));
-  const env = { ...process.env, XDG_STATE_HOME: join(dir, "state") };
+  const env = { ...process.env, XDG_STATE_HOME: join(dir, "state"), ...extraEnv };
   delete env.TASKBOX_HTTP_TOKEN;
   if (token) env.TASKBOX_HTTP_TOKEN = token;
   const { command, args: argv } = taskboxCommand(
@@ -371,6 +371,37 @@ test("an idle session ends: its sandboxes are destroyed but one running a task",
     assert.equal(view.state, "running");
     data(await (await post(s, call(201, "cancel_task", { sandbox_id: kept, task_id: task.task_id }), { sid: b })).json());
     data(await (await post(s, call(202, "kill_sandbox", { sandbox_id: kept }), { sid: b })).json());
+  } finally {
+    await s.stop();
+  }
+});
+
+test("the tokens reach no sandbox: their variables leave the server's environment", { timeout: 120000 }, async () => {
+  const other = randomBytes(24).toString("hex");
+  const s = await serve({ http: { token_env: "TB_TEST_OTHER_TOKEN" }, env: { TB_TEST_OTHER_TOKEN: other } });
+  try {
+    const sid = await open(s);
+    // Both sources still authorize.
+    const byOther = await post({ ...s, auth: { Authorization: `Bearer ${other}` } }, call(1, "list_tasks"), { sid });
+    assert.equal(byOther.status, 200);
+    await byOther.text();
+    const r = await post(s, call(2, "run_command", {
+      command: "env; tr '\\0' '\\n' </proc/self/environ",
+    }), { sid });
+    assert.equal(r.status, 200);
+    const out = data(await r.json());
+    assert.equal(out.exit_code, 0, out.stderr);
+    assert.match(out.stdout, /^PATH=/m, "the command's environment is there");
+    for (const [name, value] of [["TASKBOX_HTTP_TOKEN", TOKEN], ["TB_TEST_OTHER_TOKEN", other]]) {
+      assert.doesNotMatch(out.stdout, new RegExp(`^${name}=`, "m"), `${name} reached the command`);
+      assert.ok(!out.stdout.includes(value), `${name}'s value reached the command`);
+    }
+    // The server's own initial environment block holds zeros in their
+    // place (not checkable through a wrapper such as valgrind).
+    if (taskboxCommand([]).args.length === 0) {
+      const block = readFileSync(`/proc/${s.child.pid}/environ`, "latin1");
+      assert.ok(!block.includes(TOKEN) && !block.includes(other), "the values are scrubbed");
+    }
   } finally {
     await s.stop();
   }
