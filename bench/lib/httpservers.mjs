@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SYSTEM_PATH } from "./servers.mjs";
+import { SYSTEM_PATH, taskboxEnv } from "./servers.mjs";
 
 const peerDir = join(dirname(fileURLToPath(import.meta.url)), "..", "peer");
 const LISTENING = /listening on (http:\/\/\S+)/;
@@ -51,16 +51,9 @@ export function listen(name, argv, env, limitMs = 15000) {
   });
 }
 
-// taskbox on its default config (the local provider), state under stateDir.
+// taskbox over HTTP (see taskboxEnv).
 export function listenTaskbox(bin, stateDir, token, extraArgs = []) {
-  const env = {
-    PATH: SYSTEM_PATH,
-    HOME: stateDir,
-    XDG_STATE_HOME: join(stateDir, "state"),
-    XDG_CONFIG_HOME: join(stateDir, "config"),
-    ...(process.env.TASKBOX_PLUGIN_PATH ? { TASKBOX_PLUGIN_PATH: process.env.TASKBOX_PLUGIN_PATH } : {}),
-    ...(token ? { TASKBOX_HTTP_TOKEN: token } : {}),
-  };
+  const env = taskboxEnv(stateDir, token ? { TASKBOX_HTTP_TOKEN: token } : {});
   return listen("taskbox", [bin, "serve", "--http", "127.0.0.1:0", ...extraArgs], env);
 }
 

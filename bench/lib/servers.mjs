@@ -57,10 +57,11 @@ async function connect(name, command, args, env) {
   };
 }
 
-// taskbox on its default config (the local provider), its state kept in
-// stateDir so a run never touches the user's own sandboxes.
-export function connectTaskbox(bin, stateDir, extraEnv = {}) {
-  const env = {
+// The environment of a taskbox on its default config (the local
+// provider), its state kept in stateDir so a run never touches the user's
+// own sandboxes.
+export function taskboxEnv(stateDir, extraEnv = {}) {
+  return {
     PATH: SYSTEM_PATH,
     HOME: stateDir,
     XDG_STATE_HOME: join(stateDir, "state"),
@@ -68,7 +69,11 @@ export function connectTaskbox(bin, stateDir, extraEnv = {}) {
     ...(process.env.TASKBOX_PLUGIN_PATH ? { TASKBOX_PLUGIN_PATH: process.env.TASKBOX_PLUGIN_PATH } : {}),
     ...extraEnv,
   };
-  return connect("taskbox", bin, ["serve"], env);
+}
+
+// taskbox over stdio (see taskboxEnv).
+export function connectTaskbox(bin, stateDir, extraEnv = {}) {
+  return connect("taskbox", bin, ["serve"], taskboxEnv(stateDir, extraEnv));
 }
 
 // Prepares a scratch HOME in which DesktopCommander starts quietly: telemetry

@@ -15,12 +15,15 @@ static struct tb_metric *first, **last = &first;
 
 void tb_metric_register(struct tb_metric *m)
 {
+	/* The counters register on every use: once registered, no lock. */
+	if (__atomic_load_n(&m->registered, __ATOMIC_ACQUIRE))
+		return;
 	pthread_mutex_lock(&registry_lock);
 	if (!m->registered) {
-		m->registered = 1;
 		m->next = NULL;
 		*last = m;
 		last = &m->next;
+		__atomic_store_n(&m->registered, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&registry_lock);
 }

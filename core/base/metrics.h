@@ -52,7 +52,8 @@ struct tb_metric {
 		.n_buckets = (nb)                                              \
 	}
 
-/* Adds m to the rendered set; a second call does nothing. Thread-safe. */
+/* Adds m to the rendered set; a later call does nothing and takes no
+ * lock, so a counter may call it on every use. Thread-safe. */
 void tb_metric_register(struct tb_metric *m);
 
 /* Adds delta to a counter (delta >= 0) or a gauge, for the label value at

@@ -25,7 +25,7 @@ struct tb_parker {
 	struct tb_workers *pool;
 	pthread_mutex_t lock;
 	struct tb_park **heap;
-	size_t n, cap;
+	size_t n, cap; /* n: written atomically under the lock */
 	bool stopping;
 	int epoll_fd;
 	int change_fd; /* an eventfd: the earliest job or the stop changed */
@@ -96,9 +96,11 @@ static void make_due(struct tb_parker *p, struct tb_park *e)
  * returns (or -1); lock held, e parked. */
 static int detach(struct tb_parker *p, struct tb_park *e)
 {
-	size_t i = e->slot;
-	struct tb_park *last = p->heap[--p->n];
+	size_t i = e->slot, n = p->n - 1;
+	struct tb_park *last = p->heap[n];
 	int fd = e->fd;
+
+	__atomic_store_n(&p->n, n, __ATOMIC_RELAXED); /* tb_parker_count */
 
 	e->parked = false;
 	e->fd = -1;
@@ -127,7 +129,8 @@ static void attach(struct tb_parker *p, struct tb_park *e, uint64_t due_ns,
 		else
 			close(fd); /* not watched: the timer alone wakes e */
 	}
-	put(p, p->n++, e);
+	put(p, p->n, e);
+	__atomic_store_n(&p->n, p->n + 1, __ATOMIC_RELAXED);
 	sift_up(p, e->slot);
 }
 
@@ -286,10 +289,8 @@ void tb_parker_wake(struct tb_parker *p, struct tb_park *e)
 
 size_t tb_parker_count(struct tb_parker *p)
 {
-	pthread_mutex_lock(&p->lock);
-	size_t n = p->n;
-	pthread_mutex_unlock(&p->lock);
-	return n;
+	/* Read per HTTP request for admission: no lock. */
+	return __atomic_load_n(&p->n, __ATOMIC_RELAXED);
 }
 
 void tb_parker_free(struct tb_parker *p)

@@ -41,7 +41,7 @@ int tb_parker_add_fd(struct tb_parker *p, struct tb_park *e, uint32_t ms,
 /* Makes a parked e due now; nothing when it is not parked. */
 void tb_parker_wake(struct tb_parker *p, struct tb_park *e);
 
-/* How many jobs are parked now. */
+/* How many jobs are parked now (a relaxed read, without the lock). */
 size_t tb_parker_count(struct tb_parker *p);
 
 /* Stops the parker: every job still parked is handed to the pool at

@@ -195,7 +195,7 @@ tool_error:
 
 int tb_task_view(struct tb_box *box, const char *task_id,
                  const struct tb_page_req *pr, const char *note,
-                 json_t **result)
+                 json_t **result, struct tb_task_sup *sup)
 {
 	struct tb_task_record rec;
 	struct page out = {0}, errp = {0};
@@ -207,8 +207,14 @@ int tb_task_view(struct tb_box *box, const char *task_id,
 	int rc;
 
 	memset(&rec, 0, sizeof(rec));
+	if (sup)
+		memset(sup, 0, sizeof *sup);
 	if (read_state(box, task_id, &rec, &state, why, sizeof(why), result))
 		return 1;
+	if (sup && state == TB_TASK_RUNNING && rec.json) {
+		sup->pid = rec.supervisor_pid;
+		sup->start = rec.supervisor_start;
+	}
 	terminal = tb_task_state_terminal(state);
 	if (read_page(box, task_id, &rec, terminal, TB_LOG_STDOUT,
 	              pr->stdout_offset, pr->limit, &out, err,

@@ -17,13 +17,20 @@ struct tb_page_req {
 	size_t limit;
 };
 
+/* A running task's supervisor, as its status record names it. */
+struct tb_task_sup {
+	int64_t pid; /* 0: not known */
+	uint64_t start;
+};
+
 /* Reads the task's record and pages through box (open). note, when not
  * NULL, is added to the error of a result whose state is not terminal.
- * Returns 0 with the result in *result, or 1 with a tool error in *result
- * (no such task, sandbox gone, ...). */
+ * sup, when not NULL, gets the supervisor of a task found running (else
+ * is zeroed). Returns 0 with the result in *result, or 1 with a tool
+ * error in *result (no such task, sandbox gone, ...). */
 int tb_task_view(struct tb_box *box, const char *task_id,
                  const struct tb_page_req *pr, const char *note,
-                 json_t **result);
+                 json_t **result, struct tb_task_sup *sup);
 
 /* The handle and record fields (state, exit_code, started_at,
  * finished_at, command, error) for a state. rec may be NULL (nothing was

@@ -105,15 +105,14 @@ struct tb_wait {
 	char *note;
 	uint32_t wait_ms;
 	enum tb_wait_until until;
-	uint64_t start;  /* when it began */
-	uint64_t viewed; /* when the last full view was taken */
-	uint64_t cost;   /* what the last probe or view cost */
-	json_t *view;    /* the last view, or a tool error */
-	int64_t sup_pid; /* the task's supervisor, from the status record */
-	uint64_t sup_start;
-	int rc;       /* tb_task_view's for it */
-	bool done;    /* the view settles it, or it failed */
-	bool watched; /* the supervisor's pidfd wakes this park */
+	uint64_t start;         /* when it began */
+	uint64_t viewed;        /* when the last full view was taken */
+	uint64_t cost;          /* what the last probe or view cost */
+	json_t *view;           /* the last view, or a tool error */
+	struct tb_task_sup sup; /* its supervisor, from the status record */
+	int rc;                 /* tb_task_view's for it */
+	bool done;              /* the view settles it, or it failed */
+	bool watched;           /* the supervisor's pidfd wakes this park */
 };
 
 /* Takes a full view into wait. */
@@ -125,7 +124,7 @@ static void view(struct tb_wait *wait)
 	wait->view = NULL;
 	wait->viewed = before;
 	wait->rc = tb_task_view(&wait->box, wait->task_id, &wait->pr,
-	                        wait->note, &wait->view);
+	                        wait->note, &wait->view, &wait->sup);
 	wait->cost = now_us() - before;
 	wait->done =
 	    wait->rc != 0 || settled(wait->view, &wait->pr, wait->until);
@@ -148,13 +147,7 @@ struct tb_wait *tb_wait_begin(struct tb_box *box, const char *task_id,
 	wait->wait_ms = wait_ms;
 	wait->until = until;
 	wait->start = now_us();
-	view(wait);
-	/* Where the supervisor shares this host's pids, its pidfd can wake
-	 * the wait at the task's end: find it now (one status read). */
-	if (!wait->done &&
-	    (wait->box.inst->plugin->features & TASKBOX_FEATURE_HOST_PIDS))
-		probe(&wait->box, wait->task_id, &wait->pr, TB_WAIT_TERMINAL,
-		      &wait->sup_pid, &wait->sup_start);
+	view(wait); /* notes the supervisor, for tb_wait_wake_fd */
 	return wait;
 }
 
@@ -162,9 +155,9 @@ int tb_wait_wake_fd(struct tb_wait *wait)
 {
 	int fd = -1;
 
-	if (wait->sup_pid > 0 &&
+	if (!wait->done && wait->sup.pid > 0 &&
 	    (wait->box.inst->plugin->features & TASKBOX_FEATURE_HOST_PIDS))
-		fd = tb_pid_watch_dup(wait->sup_pid, wait->sup_start);
+		fd = tb_pid_watch_dup(wait->sup.pid, wait->sup.start);
 	wait->watched = fd >= 0;
 	return fd;
 }
@@ -217,7 +210,7 @@ bool tb_wait_pending(struct tb_wait *wait, const struct tb_waiter *w,
  * when a view is due. */
 static bool watched_probe(struct tb_wait *wait)
 {
-	if (tb_pid_watch_check(wait->sup_pid, wait->sup_start) != 1)
+	if (tb_pid_watch_check(wait->sup.pid, wait->sup.start) != 1)
 		return true;
 	return wait->until == TB_WAIT_CHANGE &&
 	       (has_byte(&wait->box, wait->task_id, "stdout",
@@ -240,7 +233,7 @@ void tb_wait_step(struct tb_wait *wait)
 		return;
 	}
 	if (!probe(&wait->box, wait->task_id, &wait->pr, wait->until,
-	           &wait->sup_pid, &wait->sup_start) &&
+	           &wait->sup.pid, &wait->sup.start) &&
 	    before - wait->viewed < FULL_VIEW_EVERY_US) {
 		wait->cost = now_us() - before;
 		return;

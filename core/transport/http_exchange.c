@@ -274,18 +274,11 @@ static enum MHD_Result reply_sse(struct http_exchange *ex)
 static enum MHD_Result reply_json_out(struct http_exchange *ex, char *text,
                                       size_t len)
 {
-	struct MHD_Response *r =
-	    mhd.create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	bool with_id = ex->new_session && ex->session;
 
-	if (!r) {
-		free(text);
-		return MHD_NO;
-	}
-	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-	                        "application/json");
-	if (ex->new_session && ex->session)
-		mhd.add_response_header(r, "Mcp-Session-Id", ex->session->id);
-	return http_queue(ex, MHD_HTTP_OK, r);
+	return http_reply_owned(ex, MHD_HTTP_OK, "application/json", text, len,
+	                        with_id ? "Mcp-Session-Id" : NULL,
+	                        with_id ? ex->session->id : NULL);
 }
 
 /* Answers from what the session wrote so far, or suspends (MHD's

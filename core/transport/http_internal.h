@@ -198,6 +198,12 @@ enum MHD_Result http_reply_error_with(struct http_exchange *ex, unsigned status,
 enum MHD_Result http_reply_text(struct http_exchange *ex, unsigned status,
                                 const char *type, const char *text);
 
+/* Queues text (len bytes, taken: freed whatever happens; NULL: MHD_NO)
+ * with a content type and one more header (name NULL: none). */
+enum MHD_Result http_reply_owned(struct http_exchange *ex, unsigned status,
+                                 const char *type, char *text, size_t len,
+                                 const char *name, const char *value);
+
 /* Queues a message (stolen) as application/json. */
 enum MHD_Result http_reply_json(struct http_exchange *ex, unsigned status,
                                 json_t *msg);

@@ -40,6 +40,24 @@ enum MHD_Result http_reply_text(struct http_exchange *ex, unsigned status,
 	return http_queue(ex, status, r);
 }
 
+enum MHD_Result http_reply_owned(struct http_exchange *ex, unsigned status,
+                                 const char *type, char *text, size_t len,
+                                 const char *name, const char *value)
+{
+	if (!text)
+		return MHD_NO;
+	struct MHD_Response *r =
+	    mhd.create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(text);
+		return MHD_NO;
+	}
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (name)
+		mhd.add_response_header(r, name, value);
+	return http_queue(ex, status, r);
+}
+
 /* http_reply_json with one more header (name NULL: none). */
 static enum MHD_Result json_with(struct http_exchange *ex, unsigned status,
                                  json_t *msg, const char *name,
@@ -48,18 +66,8 @@ static enum MHD_Result json_with(struct http_exchange *ex, unsigned status,
 	char *text = msg ? tb_rpc_dump(msg) : NULL;
 
 	json_decref(msg);
-	if (!text)
-		return MHD_NO;
-	struct MHD_Response *r = mhd.create_response_from_buffer(
-	    strlen(text), text, MHD_RESPMEM_MUST_FREE);
-	if (!r)
-		free(text);
-	else
-		mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-		                        "application/json");
-	if (r && name)
-		mhd.add_response_header(r, name, value);
-	return http_queue(ex, status, r);
+	return http_reply_owned(ex, status, "application/json", text,
+	                        text ? strlen(text) : 0, name, value);
 }
 
 enum MHD_Result http_reply_json(struct http_exchange *ex, unsigned status,

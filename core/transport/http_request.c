@@ -16,20 +16,11 @@
 
 static enum MHD_Result reply_metrics(struct http_exchange *ex)
 {
-	size_t len;
+	size_t len = 0;
 	char *text = tb_metrics_render(&len);
 
-	if (!text)
-		return MHD_NO;
-	struct MHD_Response *r =
-	    mhd.create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-	if (!r) {
-		free(text);
-		return MHD_NO;
-	}
-	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-	                        "text/plain; version=0.0.4");
-	return http_queue(ex, MHD_HTTP_OK, r);
+	return http_reply_owned(ex, MHD_HTTP_OK, "text/plain; version=0.0.4",
+	                        text, len, NULL, NULL);
 }
 
 static enum MHD_Result reply_unauthorized(struct http_exchange *ex)

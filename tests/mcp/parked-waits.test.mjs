@@ -88,7 +88,8 @@ test(`${WAITS} parked waits: other calls are answered meanwhile, and every wait 
       assert.equal(v.stdout, "ready\n");
     }
     assert.equal(waits.filter((w) => w.settled).length, 0, "no wait ended before its task did");
-    // A thousand waits hold no thread each.
+    // The threads stay bounded (the pool and the parker's), whatever the
+    // waits: no thread per wait.
     const threads = threadsOf(server.pid);
     assert.ok(threads < 64, `${threads} threads with ${WAITS} waits`);
     // The tasks end: every wait returns the end, long before its 50 s.
