@@ -1,5 +1,6 @@
-/* MCP lifecycle and dispatch: initialize and version negotiation, ping,
- * notifications, and routing to the tools methods. */
+/* MCP lifecycle and dispatch: the era of each request, initialize and
+ * version negotiation, server/discover, ping, notifications, and routing
+ * to the tools and tasks methods. */
 #include "config.h"
 
 #include <malloc.h>
@@ -40,6 +41,8 @@ void tb_mcp_free(struct tb_mcp *s)
 
 void tb_mcp_send(struct tb_mcp *s, json_t *msg)
 {
+	if (s->current_modern)
+		tb_mcp_modern_result(msg);
 	char *text = msg ? tb_rpc_dump(msg) : NULL;
 
 	tb_mcp_stats_answer(s->current_method, msg);
@@ -126,6 +129,7 @@ static json_t *initialize(struct tb_mcp *s, json_t *id, json_t *params)
 			chosen = tb_mcp_versions[i];
 	snprintf(s->version, sizeof s->version, "%s", chosen);
 	s->initialized = true;
+	s->era = TB_ERA_LEGACY;
 	tb_log(TB_LOG_INFO, "client asked for protocol %.32s; serving %s",
 	       json_string_value(want), chosen);
 
@@ -176,6 +180,53 @@ static void notification(struct tb_mcp *s, const char *method, json_t *params)
 		tb_log(TB_LOG_DEBUG, "ignoring notification %.64s", method);
 }
 
+/* A request without the envelope once the process is modern: initialize
+ * names the versions served; anything else lacks the envelope. */
+static json_t *unenveloped(json_t *id, const char *method, json_t *params)
+{
+	if (strcmp(method, "initialize") == 0) {
+		const char *v = json_string_value(
+		    json_object_get(params, "protocolVersion"));
+		return tb_mcp_unsupported_version(id, v ? v : "");
+	}
+	return tb_mcp_envelope_error(id, params);
+}
+
+/* A modern request (its params claim a version): checked, then answered
+ * statelessly; returns the reply, or NULL when handed off or answered. */
+static json_t *modern(struct tb_mcp *s, struct tb_rpc_msg *m, const char *key)
+{
+	json_t *bad = tb_mcp_envelope_error(m->id, m->params);
+
+	s->current_modern = true;
+	if (bad)
+		return bad;
+	if (strcmp(m->method, "server/discover") == 0)
+		return tb_rpc_result(
+		    m->id, tb_mcp_discover_result(tb_mcp_tasks_ext_enabled()));
+	if (s->era == TB_ERA_UNDECIDED) {
+		s->era = TB_ERA_MODERN;
+		snprintf(
+		    s->version, sizeof s->version, "%s",
+		    json_string_value(json_object_get(
+		        json_object_get(m->params, "_meta"), TB_META_VERSION)));
+		tb_log(TB_LOG_INFO, "serving protocol %s (no sessions)",
+		       s->version);
+	}
+	if (strcmp(m->method, "tools/list") == 0)
+		tb_mcp_tools_list(s, m->id, m->params);
+	else if (strcmp(m->method, "tools/call") == 0)
+		tb_mcp_tools_call(s, m->id, key, m->params);
+	else if (!tb_mcp_tasks_ext_request(s, m->id, key, m->method, m->params))
+		/* ping, initialize, logging/setLevel, tasks/result, ... */
+		return tb_rpc_error(m->id, TB_RPC_METHOD_NOT_FOUND,
+		                    "Method not found: %.64s (not in protocol "
+		                    "revision %s)",
+		                    m->method,
+		                    s->version[0] ? s->version : "2026-07-28");
+	return NULL;
+}
+
 /* Answers one request, or hands tools/call to the pool. */
 static void request(struct tb_mcp *s, struct tb_rpc_msg *m)
 {
@@ -192,12 +243,22 @@ static void request(struct tb_mcp *s, struct tb_rpc_msg *m)
 	pthread_mutex_lock(&s->calls_lock);
 	bool duplicate = tb_mcp_find_call(s, key) != NULL;
 	pthread_mutex_unlock(&s->calls_lock);
+	/* The body decides the era; a legacy session serves enveloped
+	 * requests as legacy ones, but for server/discover. */
+	bool claims = tb_mcp_claims(m->params);
 	if (duplicate) {
 		reply =
 		    tb_rpc_error(m->id, TB_RPC_INVALID_REQUEST,
 		                 "Invalid Request: id %.64s is already used "
 		                 "by a request in flight",
 		                 key + 2);
+	} else if (claims && (s->era != TB_ERA_LEGACY ||
+	                      strcmp(m->method, "server/discover") == 0)) {
+		reply = modern(s, m, key);
+	} else if (s->era == TB_ERA_MODERN) {
+		reply = unenveloped(m->id, m->method, m->params);
+	} else if (strcmp(m->method, "server/discover") == 0) {
+		reply = tb_mcp_envelope_error(m->id, m->params);
 	} else if (strcmp(m->method, "ping") == 0) {
 		reply = tb_rpc_result(m->id, json_object());
 	} else if (strcmp(m->method, "initialize") == 0) {
@@ -273,6 +334,7 @@ void tb_mcp_handle_message(struct tb_mcp *s, const char *line, size_t len,
 
 	s->current = *sink;
 	s->current_method = tb_mcp_stats_method(NULL);
+	s->current_modern = false;
 	if (tb_rpc_blank(line, len))
 		return;
 	values = tb_rpc_count_values(line, len, TB_RPC_MAX_VALUES);
@@ -305,6 +367,7 @@ void tb_mcp_line_too_long(struct tb_mcp *s, size_t max)
 {
 	s->current =
 	    (struct tb_mcp_sink){s->opts.write, s->opts.ctx, NULL, NULL};
+	s->current_modern = false;
 	tb_log(TB_LOG_WARN, "dropped a line longer than %zu bytes", max);
 	tb_mcp_send(s, tb_rpc_error(NULL, TB_RPC_INVALID_REQUEST,
 	                            "Invalid Request: message longer than "

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "protocol/mcp.h"
+#include "protocol/mcp_era.h"
 #include "protocol/parker.h"
 #include "tools/tool.h"
 #include "tools/tools_registry.h"
@@ -18,9 +19,14 @@ struct tb_mcp {
 	pthread_mutex_t calls_lock; /* guards calls and every call->cancelled */
 	struct tb_call *calls;      /* in flight, newest first */
 	bool initialized;           /* initialize answered (reader only) */
+	enum tb_mcp_era era;        /* set once by the reader, before any
+	                               call of that era exists */
+	bool current_modern;        /* the message being handled is a modern
+	                               request (reader only) */
 	bool client_ready;          /* notifications/initialized seen */
-	char version[16];           /* negotiated; set before any call */
-	int shutting_down;          /* atomic */
+	char version[16];  /* negotiated (legacy) or claimed (modern); set
+	                      before any call */
+	int shutting_down; /* atomic */
 	/* Admission, under calls_lock: */
 	unsigned inflight;    /* calls on the list (changed under the lock,
 	                         atomically: admit reads it without) */
@@ -64,6 +70,7 @@ struct tb_call {
 	size_t cost;             /* of its message, for admission */
 	struct tb_mcp_sink sink; /* where its progress and answer go (held) */
 	unsigned method;         /* its request's metrics label */
+	bool modern;             /* its results carry the modern fields */
 	/* Parking (tb_call_park), set by the handler or step that parks: */
 	tb_tool_step_fn step;
 	void *step_state;

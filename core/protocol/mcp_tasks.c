@@ -15,7 +15,8 @@
 
 bool tb_mcp_tasks_enabled(const struct tb_mcp *s)
 {
-	return tb_task_backend_get() && tb_mcp_at_least(s, "2025-11-25");
+	return tb_task_backend_get() && s->era == TB_ERA_LEGACY &&
+	       tb_mcp_at_least(s, "2025-11-25");
 }
 
 json_t *tb_mcp_tasks_capability(void)
@@ -24,8 +25,8 @@ json_t *tb_mcp_tasks_capability(void)
 	                 "requests", "tools", "call");
 }
 
-/* The response for a backend's answer: result, or error code + err. */
-static json_t *answer(struct tb_call *c, int rc, json_t *out, const char *err)
+json_t *tb_mcp_tasks_answer(struct tb_call *c, int rc, json_t *out,
+                            const char *err)
 {
 	if (rc == 0 && out)
 		return tb_rpc_result(c->id, out);
@@ -34,7 +35,7 @@ static json_t *answer(struct tb_call *c, int rc, json_t *out, const char *err)
 	                    rc < 0 ? err : "Internal error: out of memory");
 }
 
-static const char *param_task_id(struct tb_call *c)
+const char *tb_mcp_tasks_param_id(struct tb_call *c)
 {
 	return json_string_value(json_object_get(c->args, "taskId"));
 }
@@ -43,20 +44,20 @@ static json_t *job_get(struct tb_call *c)
 {
 	char err[1024] = "";
 	json_t *out = NULL;
-	int rc = tb_task_backend_get()->get(&c->base, param_task_id(c), &out,
-	                                    err, sizeof err);
+	int rc = tb_task_backend_get()->get(&c->base, tb_mcp_tasks_param_id(c),
+	                                    &out, err, sizeof err);
 
-	return answer(c, rc, out, err);
+	return tb_mcp_tasks_answer(c, rc, out, err);
 }
 
 static json_t *job_cancel(struct tb_call *c)
 {
 	char err[1024] = "";
 	json_t *out = NULL;
-	int rc = tb_task_backend_get()->cancel(&c->base, param_task_id(c), &out,
-	                                       err, sizeof err);
+	int rc = tb_task_backend_get()->cancel(
+	    &c->base, tb_mcp_tasks_param_id(c), &out, err, sizeof err);
 
-	return answer(c, rc, out, err);
+	return tb_mcp_tasks_answer(c, rc, out, err);
 }
 
 static json_t *job_list(struct tb_call *c)
@@ -68,7 +69,7 @@ static json_t *job_list(struct tb_call *c)
 	int rc = tb_task_backend_get()->list(&c->base, cursor, &out, err,
 	                                     sizeof err);
 
-	return answer(c, rc, out, err);
+	return tb_mcp_tasks_answer(c, rc, out, err);
 }
 
 /* The answer to tasks/result for the backend's rc and output: the tool
@@ -77,10 +78,10 @@ static json_t *job_list(struct tb_call *c)
 static json_t *result_message(struct tb_call *c, int rc, json_t *out,
                               bool is_error, const char *err)
 {
-	const char *task_id = param_task_id(c);
+	const char *task_id = tb_mcp_tasks_param_id(c);
 
 	if (rc != 0 || !out)
-		return answer(c, rc, out, err);
+		return tb_mcp_tasks_answer(c, rc, out, err);
 	json_t *result = tb_call_tool_result(c, out, is_error);
 	if (result)
 		json_object_set_new(
@@ -106,8 +107,9 @@ static json_t *job_result(struct tb_call *c)
 	char err[1024] = "";
 	json_t *out = NULL;
 	bool is_error = false;
-	int rc = tb_task_backend_get()->result(&c->base, param_task_id(c), &out,
-	                                       &is_error, err, sizeof err);
+	int rc =
+	    tb_task_backend_get()->result(&c->base, tb_mcp_tasks_param_id(c),
+	                                  &out, &is_error, err, sizeof err);
 
 	if (rc == TB_TOOL_PARKED) {
 		c->job_end = job_result_end;
@@ -116,20 +118,32 @@ static json_t *job_result(struct tb_call *c)
 	return result_message(c, rc, out, is_error, err);
 }
 
-/* A task-augmented tools/call: the arguments are checked like any call's,
- * then the backend starts the task and the answer is CreateTaskResult. */
-static json_t *job_create(struct tb_call *c)
+json_t *tb_mcp_tasks_start(struct tb_call *c, json_t **task)
 {
 	char why[1024] = "";
-	json_t *task = NULL;
 
+	*task = NULL;
 	if (tb_schema_validate(c->tool->validator, c->args, why, sizeof why))
 		return tb_rpc_error(c->id, TB_RPC_INVALID_PARAMS,
 		                    "Invalid params: %s", why);
 	int rc = tb_task_backend_get()->create(&c->base, c->tool->tool, c->args,
-	                                       &task, why, sizeof why);
-	if (rc != 0 || !task)
-		return answer(c, rc, task, why);
+	                                       task, why, sizeof why);
+	if (rc != 0 || !*task) {
+		json_t *err = tb_mcp_tasks_answer(c, rc, *task, why);
+		*task = NULL;
+		return err;
+	}
+	return NULL;
+}
+
+/* A task-augmented tools/call: the arguments are checked like any call's,
+ * then the backend starts the task and the answer is CreateTaskResult. */
+static json_t *job_create(struct tb_call *c)
+{
+	json_t *task, *err = tb_mcp_tasks_start(c, &task);
+
+	if (err)
+		return err;
 	const char *tid = json_string_value(json_object_get(task, "taskId"));
 	char note[700];
 	snprintf(note, sizeof note,
@@ -140,10 +154,9 @@ static json_t *job_create(struct tb_call *c)
 	                                      "_meta", IMMEDIATE, note));
 }
 
-/* Makes a call for a job and submits it. params is borrowed. */
-static void submit(struct tb_mcp *s, json_t *id, const char *id_key,
-                   const struct tb_tool_entry *tool, tb_call_job job,
-                   json_t *params, json_t *token)
+void tb_mcp_tasks_submit(struct tb_mcp *s, json_t *id, const char *id_key,
+                         const struct tb_tool_entry *tool, tb_call_job job,
+                         json_t *params, json_t *token)
 {
 	struct tb_call *c = tb_call_new(s, tool, id, id_key, params, token);
 
@@ -156,9 +169,8 @@ static void submit(struct tb_mcp *s, json_t *id, const char *id_key,
 	tb_call_submit(c);
 }
 
-/* Checks a tasks/... method's params; returns an error response or NULL. */
-static json_t *bad_params(json_t *id, json_t *params, bool wants_id,
-                          json_t **token)
+json_t *tb_mcp_tasks_bad_params(json_t *id, json_t *params, bool wants_id,
+                                json_t **token)
 {
 	*token = NULL;
 	if (params && !json_is_object(params))
@@ -208,13 +220,15 @@ bool tb_mcp_tasks_request(struct tb_mcp *s, json_t *id, const char *id_key,
 			continue;
 		if (!tb_mcp_tasks_enabled(s))
 			return false; /* not offered: method not found */
-		err = bad_params(id, params, methods[i].wants_id, &token);
+		err = tb_mcp_tasks_bad_params(id, params, methods[i].wants_id,
+		                              &token);
 		if (err) {
 			tb_mcp_send(s, err);
 			return true;
 		}
 		json_t *copy = params ? json_deep_copy(params) : json_object();
-		submit(s, id, id_key, NULL, methods[i].job, copy, token);
+		tb_mcp_tasks_submit(s, id, id_key, NULL, methods[i].job, copy,
+		                    token);
 		json_decref(copy);
 		return true;
 	}
@@ -236,5 +250,5 @@ void tb_mcp_tasks_call(struct tb_mcp *s, json_t *id, const char *id_key,
 		                            tool->tool->name));
 		return;
 	}
-	submit(s, id, id_key, tool, job_create, args, token);
+	tb_mcp_tasks_submit(s, id, id_key, tool, job_create, args, token);
 }

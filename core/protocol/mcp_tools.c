@@ -12,6 +12,42 @@
 
 #define PAGE_SIZE 100
 
+/* In the modern era a sandbox_id the schema leaves optional (the session
+ * default stands in for it) is required: d's description says so and
+ * its inputSchema (a copy) lists it. */
+static void without_sessions(json_t *d)
+{
+	json_t *schema = json_object_get(d, "inputSchema");
+	json_t *required = json_object_get(schema, "required");
+	size_t i;
+	json_t *v;
+
+	if (!json_object_get(json_object_get(schema, "properties"),
+	                     "sandbox_id"))
+		return;
+	json_array_foreach(required, i,
+	                   v) if (json_is_string(v) &&
+	                          strcmp(json_string_value(v), "sandbox_id") ==
+	                              0) return;
+	schema = json_deep_copy(schema);
+	if (!schema)
+		return;
+	required = json_object_get(schema, "required");
+	if (!json_is_array(required)) {
+		required = json_array();
+		json_object_set_new(schema, "required", required);
+	}
+	json_array_append_new(required, json_string("sandbox_id"));
+	json_object_set_new(d, "inputSchema", schema);
+	char *text = NULL;
+	if (asprintf(&text,
+	             "%s In MCP 2026-07-28 there are no sessions, so no "
+	             "default sandbox: sandbox_id is required.",
+	             json_string_value(json_object_get(d, "description"))) >= 0)
+		json_object_set_new(d, "description", json_string(text));
+	free(text);
+}
+
 /* A tool as tools/list shows it to this session's version. */
 static json_t *describe(const struct tb_mcp *s, const struct tb_tool_entry *e)
 {
@@ -20,6 +56,8 @@ static json_t *describe(const struct tb_mcp *s, const struct tb_tool_entry *e)
 	                      t->description, "inputSchema", e->input_schema);
 	if (!d)
 		return NULL;
+	if (s->current_modern)
+		without_sessions(d);
 	if (tb_mcp_at_least(s, "2025-03-26") && e->annotations)
 		json_object_set(d, "annotations", e->annotations);
 	if (tb_mcp_at_least(s, "2025-06-18")) {
@@ -70,6 +108,8 @@ void tb_mcp_tools_list(struct tb_mcp *s, json_t *id, json_t *params)
 		shown++;
 	}
 	json_t *result = json_pack("{s:o}", "tools", tools);
+	if (result && s->current_modern)
+		tb_mcp_cacheable(result, TB_MCP_TTL_MS);
 	for (; i < tb_tools_count(); i++)
 		if (tb_tools_visible(tb_tools_at(i), s->opts.test_tools)) {
 			char next[32];
@@ -154,6 +194,11 @@ void tb_mcp_tools_call(struct tb_mcp *s, json_t *id, const char *id_key,
 	/* The handler may change args (and it must not change the request). */
 	json_t *copy =
 	    json_is_object(args) ? json_deep_copy(args) : json_object();
+	if (copy && s->current_modern &&
+	    tb_mcp_tasks_ext_call(s, id, id_key, tool, params, copy, token)) {
+		json_decref(copy);
+		return;
+	}
 	if (copy && task) {
 		tb_mcp_tasks_call(s, id, id_key, tool, copy, token);
 		json_decref(copy);

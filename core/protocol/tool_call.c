@@ -43,7 +43,10 @@ struct tb_call *tb_call_new(struct tb_mcp *s, const struct tb_tool_entry *tool,
 	if (c->sink.hold)
 		c->sink.hold(c->sink.ctx);
 	c->base.ops = &call_ops;
-	c->base.session = s->opts.session;
+	c->modern = s->current_modern;
+	/* A modern request belongs to no session: no default sandbox, no
+	 * cleanup at the end. */
+	c->base.session = c->modern ? NULL : s->opts.session;
 	c->mcp = s;
 	c->tool = tool;
 	c->id = json_incref(id);
@@ -187,6 +190,8 @@ static void finish(struct tb_call *c, json_t *msg, char *structured)
 		                          "Internal error: out of memory"),
 		             true);
 	} else if (structured) {
+		if (c->modern)
+			tb_mcp_modern_result(msg);
 		tb_mcp_write(
 		    c->mcp, &c->sink,
 		    tb_rpc_dump_with(msg, "structuredContent", structured),
@@ -317,6 +322,8 @@ void tb_call_run(void *arg)
 
 void tb_call_send(struct tb_call *c, json_t *msg, bool reply)
 {
+	if (reply && c->modern)
+		tb_mcp_modern_result(msg);
 	char *text = msg ? tb_rpc_dump(msg) : NULL;
 
 	json_decref(msg);

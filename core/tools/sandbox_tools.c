@@ -70,6 +70,10 @@ int tb_sandbox_for_call(struct tb_session *session, json_t *args,
 		snprintf(id, idlen, "%s", given);
 		return 0;
 	}
+	if (!session) {
+		snprintf(err, errlen, "%s", TB_SANDBOX_ID_REQUIRED);
+		return -1;
+	}
 	if (tb_session_default(session, id, idlen))
 		return 0;
 	if (!may_create) {
@@ -193,13 +197,16 @@ static const struct tb_tool tools[] = {
         .title = "Create a sandbox",
         .description =
             "Creates a sandbox (an isolated place to run commands) and "
-            "returns its sandbox_id. It becomes this session's default "
-            "sandbox, used when a tool is given no sandbox_id. timeout is "
-            "its lifetime in seconds (default 3600): it is destroyed then, "
-            "tasks and files included. run_command, read_file and "
-            "write_file renew it; task tools do not. It is destroyed when "
-            "this session ends unless start_task was called in it; "
-            "kill_sandbox destroys it at once.",
+            "returns its sandbox_id. timeout is its lifetime in seconds "
+            "(default 3600): it is destroyed then, tasks and files "
+            "included; kill_sandbox destroys it at once. In an MCP session "
+            "(protocol versions before 2026-07-28) it also becomes the "
+            "session's default sandbox, used when a tool is given no "
+            "sandbox_id; run_command, read_file and write_file from that "
+            "session renew it (task tools do not); and it is destroyed when "
+            "the session ends unless start_task was called in it. MCP "
+            "2026-07-28 has no sessions: pass sandbox_id to every tool, and "
+            "the sandbox lives until its timeout or kill_sandbox.",
         .input_schema = create_input,
         .output_schema = create_output,
         .annotations = "{\"title\":\"Create a sandbox\",\"readOnlyHint\":"

@@ -21,9 +21,17 @@ int tb_sandbox_create(struct tb_session *session,
                       const struct tb_instance *inst, const char *template_name,
                       uint32_t lifetime_s, char *id, char *err, size_t errlen);
 
+/* The error of a call without sandbox_id that has no session (MCP
+ * 2026-07-28): there is no default sandbox to use or make. */
+#define TB_SANDBOX_ID_REQUIRED                                                 \
+	"sandbox_id: required: MCP 2026-07-28 has no sessions, so there "      \
+	"is no default sandbox; pass the sandbox_id that create_sandbox "      \
+	"returned"
+
 /* The sandbox an ordinary tool works in: args' "sandbox_id", else the
  * session default, else (when may_create) a new session default on the
- * default instance. Returns 0 with the id in id, or -1 with a message. */
+ * default instance; without a session (NULL), sandbox_id is required.
+ * Returns 0 with the id in id, or -1 with a message. */
 int tb_sandbox_for_call(struct tb_session *session, json_t *args,
                         bool may_create, char *id, size_t idlen, char *err,
                         size_t errlen);

@@ -11,6 +11,7 @@
 #include "tools/task_schemas.h"
 #include "tasks/task_view.h"
 #include "tasks/task_wait.h"
+#include "tools/sandboxes.h"
 #include "tools/task_park.h"
 #include "tools/tasks.h"
 #include "tools/tool.h"
@@ -148,6 +149,11 @@ int tb_start_task(tb_call *call, json_t *args, json_t **result)
 		goto refuse;
 	}
 	if (sandbox_id == NULL) {
+		if (!tb_call_session(call)) {
+			snprintf(err, sizeof(err), "%s",
+			         TB_SANDBOX_ID_REQUIRED);
+			goto refuse;
+		}
 		if (!tb_session_default(tb_call_session(call), def,
 		                        sizeof(def))) {
 			snprintf(

@@ -28,7 +28,8 @@ if [ $# -eq 0 ]; then
 		"$here/fuzz_jsonrpc.c" "$core/protocol/jsonrpc.c" "$core/protocol/mcp.c" \
 		"$core/protocol/mcp_tools.c" "$core/tools/tools_registry.c" "$core/tools/schema.c" \
 		"$core/tools/schema_check.c" "$core/protocol/tool_call.c" "$core/protocol/workers.c" \
-		"$core/tools/test_tools.c" "$core/protocol/mcp_tasks.c" "$core/base/log.c" \
+		"$core/tools/test_tools.c" "$core/protocol/mcp_tasks.c" "$core/protocol/mcp_tasks_ext.c" \
+		"$core/protocol/mcp_era.c" "$core/base/log.c" \
 		"$core/tools/call.c" "$core/tools/task_backend.c" \
 		"$core/protocol/mcp_stats.c" "$core/protocol/parker.c" \
 		"$core/tools/tool_stats.c" "$core/base/metrics.c" -lpthread \
