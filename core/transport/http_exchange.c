@@ -49,6 +49,8 @@ static void unref(struct http_exchange *ex)
 		return;
 	if (ex->session)
 		http_session_done(ex->session);
+	if (ex->stateless)
+		http_stateless_release(ex->stateless);
 	free(ex->body);
 	free(ex->out);
 	free(ex->id_key);
@@ -59,6 +61,14 @@ static void unref(struct http_exchange *ex)
 void http_exchange_release(void *ex)
 {
 	unref(ex);
+}
+
+/* The protocol object ex's message went to, or NULL. */
+static struct tb_mcp *mcp_of(const struct http_exchange *ex)
+{
+	if (ex->session)
+		return ex->session->mcp;
+	return ex->stateless ? http_stateless_mcp(ex->stateless) : NULL;
 }
 
 bool http_exchange_admit(struct http_exchange *ex)
@@ -219,8 +229,8 @@ void http_exchange_gone(void *arg)
 	if (!resume)
 		return;
 	tb_log(TB_LOG_DEBUG, "client hung up%s", key ? ": cancelling" : "");
-	if (key && ex->session)
-		tb_mcp_cancel_request(ex->session->mcp, key);
+	if (key && mcp_of(ex))
+		tb_mcp_cancel_request(mcp_of(ex), key);
 	free(key);
 	mhd.resume_connection(ex->conn);
 }
@@ -275,8 +285,10 @@ static enum MHD_Result reply_json_out(struct http_exchange *ex, char *text,
                                       size_t len)
 {
 	bool with_id = ex->new_session && ex->session;
+	unsigned status =
+	    ex->modern && text ? http_modern_status(text, len) : MHD_HTTP_OK;
 
-	return http_reply_owned(ex, MHD_HTTP_OK, "application/json", text, len,
+	return http_reply_owned(ex, status, "application/json", text, len,
 	                        with_id ? "Mcp-Session-Id" : NULL,
 	                        with_id ? ex->session->id : NULL);
 }
@@ -382,6 +394,33 @@ static bool bind_session(struct http_exchange *ex, const struct tb_rpc_msg *m,
 	return ok;
 }
 
+/* A modern message: checked, then handled by a protocol object of its
+ * own, in no session (MHD's thread). */
+static enum MHD_Result modern_post(struct http_exchange *ex,
+                                   const struct tb_rpc_msg *m,
+                                   const struct tb_mcp_sink *sink)
+{
+	enum MHD_Result rc;
+
+	ex->modern = true;
+	if (!http_modern_check(ex, m, &rc))
+		return rc;
+	ex->stateless = http_stateless_open(ex->srv->stateless);
+	if (!ex->stateless)
+		return http_reply_error(ex, MHD_HTTP_SERVICE_UNAVAILABLE,
+		                        TB_RPC_INTERNAL_ERROR,
+		                        "Internal error: out of memory");
+	ex->is_request = m->kind == TB_RPC_REQUEST;
+	if (ex->is_request)
+		ex->id_key = tb_rpc_id_key(m->id);
+	tb_mcp_handle_message(http_stateless_mcp(ex->stateless), ex->body,
+	                      ex->len, sink);
+	free(ex->body);
+	ex->body = NULL;
+	ex->len = ex->cap = 0;
+	return respond(ex);
+}
+
 enum MHD_Result http_exchange_post(struct http_exchange *ex)
 {
 	struct tb_rpc_msg m;
@@ -394,6 +433,11 @@ enum MHD_Result http_exchange_post(struct http_exchange *ex)
 		rc = http_reply_json(
 		    ex, MHD_HTTP_BAD_REQUEST,
 		    tb_rpc_error(m.id, m.error_code, "%s", m.error_message));
+		tb_rpc_msg_clear(&m);
+		return rc;
+	}
+	if (http_modern_message(ex, &m)) {
+		rc = modern_post(ex, &m, &sink);
 		tb_rpc_msg_clear(&m);
 		return rc;
 	}
@@ -442,9 +486,11 @@ void http_exchange_completed(struct http_exchange *ex,
 	}
 	ex->suspended = false;
 	pthread_mutex_unlock(&ex->lock);
-	if (key && ex->session)
-		tb_mcp_cancel_request(ex->session->mcp, key);
+	if (key && mcp_of(ex))
+		tb_mcp_cancel_request(mcp_of(ex), key);
 	free(key);
+	if (ex->stateless)
+		http_stateless_close(ex->stateless);
 	if (ex->counted) {
 		__atomic_sub_fetch(&ex->srv->inflight, 1, __ATOMIC_ACQ_REL);
 		http_stats_inflight(-1);

@@ -17,8 +17,12 @@
 #define HTTP_SID_BYTES 16 /* 128 random bits, sent as 32 hex digits */
 #define HTTP_SID_LEN (2 * HTTP_SID_BYTES)
 
+struct http_exchange;
 struct http_sessions;
+struct http_stateless;
+struct http_stateless_table;
 struct http_watch;
+struct tb_rpc_msg;
 
 struct http_server {
 	const struct tb_http_opts *opts;
@@ -28,6 +32,7 @@ struct http_server {
 	struct tb_workers *pool;
 	struct tb_parker *parker; /* waiting calls, parked without a thread */
 	struct http_sessions *sessions;
+	struct http_stateless_table *stateless;
 	struct http_watch *watch;
 	unsigned max_inflight; /* POSTs being served and not parked */
 	unsigned inflight;     /* atomic: POSTs being served */
@@ -91,6 +96,51 @@ void http_sessions_free(struct http_sessions *t);
 /* Milliseconds of CLOCK_MONOTONIC. */
 int64_t http_now_ms(void);
 
+/* --- stateless requests (http_stateless.c) --- */
+
+/* A table of the protocol objects of stateless requests, whose calls run
+ * on pool and park on parker. */
+struct http_stateless_table *http_stateless_new(struct tb_workers *pool,
+                                                struct tb_parker *parker,
+                                                bool test_tools);
+
+/* A protocol object for one request, in no session; NULL when out of
+ * memory. Holds a reference for the caller's exchange. */
+struct http_stateless *http_stateless_open(struct http_stateless_table *t);
+struct tb_mcp *http_stateless_mcp(const struct http_stateless *e);
+
+/* The request is over: e's calls are shut down, and e goes once they have
+ * ended (and the exchange's reference is released). Once per e is
+ * enough; later calls do nothing. */
+void http_stateless_close(struct http_stateless *e);
+
+/* Drops the exchange's reference (closing e if it was not). */
+void http_stateless_release(struct http_stateless *e);
+
+/* The server stops: closes every live one and waits until their calls
+ * have ended. */
+void http_stateless_shutdown(struct http_stateless_table *t);
+
+/* Waits until every one is gone. */
+void http_stateless_wait(struct http_stateless_table *t);
+void http_stateless_free(struct http_stateless_table *t);
+
+/* --- MCP 2026-07-28 requests (http_modern.c) --- */
+
+/* Whether a POST's message is modern: its params claim a version in
+ * _meta, or its MCP-Protocol-Version header names a modern one. */
+bool http_modern_message(struct http_exchange *ex, const struct tb_rpc_msg *m);
+
+/* Checks a modern message's envelope and that MCP-Protocol-Version,
+ * Mcp-Method and Mcp-Name (=?base64?...?= decoded) repeat its body;
+ * answers 400 itself (returning false, *rc set) when one does not. */
+bool http_modern_check(struct http_exchange *ex, const struct tb_rpc_msg *m,
+                       enum MHD_Result *rc);
+
+/* The HTTP status of a modern JSON reply: 404 for -32601, 400 for
+ * -32020..-32022, else 200. */
+unsigned http_modern_status(const char *reply, size_t len);
+
 /* --- the watcher of suspended sockets (http_watch.c) --- */
 
 /* Starts a thread that calls gone(item) when the peer of a watched socket
@@ -120,7 +170,9 @@ struct http_exchange {
 	pthread_mutex_t lock;
 	struct http_server *srv;
 	struct MHD_Connection *conn;
-	struct http_session *session; /* found or made for it, or NULL */
+	struct http_session *session;     /* found or made for it, or NULL */
+	struct http_stateless *stateless; /* a modern request's, or NULL */
+	bool modern;                      /* of MCP 2026-07-28 */
 	int64_t start_ms;
 	unsigned status; /* the status queued, or 0 */
 	bool counted;    /* in srv->inflight */

@@ -196,6 +196,7 @@ static void stop(struct http_server *srv)
 	__atomic_store_n(&srv->stopping, 1, __ATOMIC_RELEASE);
 	MHD_socket listener = mhd.quiesce_daemon(srv->daemon);
 	http_sessions_expire(srv->sessions, 0);
+	http_stateless_shutdown(srv->stateless);
 	http_sessions_wait_closed(srv->sessions);
 	http_watch_stop(srv->watch);
 	srv->watch = NULL;
@@ -204,6 +205,7 @@ static void stop(struct http_server *srv)
 	if (listener != MHD_INVALID_SOCKET)
 		close(listener);
 	http_sessions_wait(srv->sessions);
+	http_stateless_wait(srv->stateless);
 }
 
 /* Logs where the server listens: the one line tests and operators read. */
@@ -279,13 +281,16 @@ int tb_serve_http(const struct tb_http_opts *opts)
 	srv.sessions = srv.parker ? http_sessions_new(srv.pool, srv.parker,
 	                                              opts->test_tools)
 	                          : NULL;
+	srv.stateless = srv.sessions ? http_stateless_new(srv.pool, srv.parker,
+	                                                  opts->test_tools)
+	                             : NULL;
 	unsigned idle_s = opts->session_idle_s ? opts->session_idle_s
 	                                       : DEFAULT_SESSION_IDLE_S;
 	unsigned tick_ms = idle_s * 250 < 1000 ? idle_s * 250 : 1000;
-	srv.watch = srv.sessions ? http_watch_start(http_exchange_gone,
-	                                            http_exchange_release,
-	                                            expire_idle, &srv, tick_ms)
-	                         : NULL;
+	srv.watch = srv.stateless ? http_watch_start(http_exchange_gone,
+	                                             http_exchange_release,
+	                                             expire_idle, &srv, tick_ms)
+	                          : NULL;
 	srv.daemon = srv.watch ? start_daemon(&srv, &addr, &tls) : NULL;
 	if (srv.daemon) {
 		log_listening(&srv, &addr, tls.cert != NULL);
@@ -299,6 +304,7 @@ int tb_serve_http(const struct tb_http_opts *opts)
 	if (srv.pool)
 		tb_workers_drain(srv.pool);
 	http_sessions_free(srv.sessions);
+	http_stateless_free(srv.stateless);
 	tb_stop_run_hooks();
 	tb_stop_restore(&old);
 out_tls:

@@ -22,8 +22,10 @@ taskbox_SOURCES += \
 	core/transport/http_mhd.h \
 	core/transport/http_reply.c \
 	core/transport/http_request.c \
+	core/transport/http_modern.c \
 	core/transport/http_server.c \
 	core/transport/http_sessions.c \
+	core/transport/http_stateless.c \
 	core/transport/http_stats.c \
 	core/transport/http_watch.c
 taskbox_CFLAGS += $(MHD_CFLAGS)

@@ -1,0 +1,170 @@
+/* Streamable HTTP for MCP 2026-07-28: which POSTs are modern (the body
+ * decides), and the checks of their envelope and of the headers that
+ * must repeat the body (MCP-Protocol-Version, Mcp-Method, Mcp-Name), with
+ * the 400 answers the revision asks for. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base64.h"
+#include "protocol/jsonrpc.h"
+#include "protocol/mcp_era.h"
+#include "transport/http_internal.h"
+
+#define B64_OPEN "=?base64?"
+#define B64_CLOSE "?="
+
+bool http_modern_message(struct http_exchange *ex, const struct tb_rpc_msg *m)
+{
+	const char *v = http_header(ex, "MCP-Protocol-Version");
+
+	if (tb_mcp_claims(m->params))
+		return true;
+	for (int i = 0; v && tb_mcp_modern_versions[i]; i++)
+		if (strcmp(v, tb_mcp_modern_versions[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A header's value, its =?base64?...?= form decoded (malloc'd), or NULL
+ * when absent; *bad when the encoded form does not decode. */
+static char *header_value(struct http_exchange *ex, const char *name, bool *bad)
+{
+	const char *v = http_header(ex, name);
+	size_t len, open = strlen(B64_OPEN), close = strlen(B64_CLOSE);
+	unsigned char *raw = NULL;
+	size_t n;
+
+	*bad = false;
+	if (!v)
+		return NULL;
+	len = strlen(v);
+	if (len < open + close || strncmp(v, B64_OPEN, open) != 0 ||
+	    strcmp(v + len - close, B64_CLOSE) != 0)
+		return strdup(v);
+	if (tb_base64_decode(v + open, len - open - close, &raw, &n) < 0 ||
+	    memchr(raw, '\0', n)) {
+		free(raw);
+		*bad = true;
+		return NULL;
+	}
+	char *text = realloc(raw, n + 1);
+	if (!text) {
+		free(raw);
+		return NULL;
+	}
+	text[n] = '\0';
+	return text;
+}
+
+/* What Mcp-Name must say for method: the member of params that names its
+ * target, or NULL when the method has none. */
+static const char *name_member(const char *method)
+{
+	static const struct {
+		const char *method, *member;
+	} names[] = {
+	    {"tools/call", "name"},     {"prompts/get", "name"},
+	    {"resources/read", "uri"},  {"tasks/get", "taskId"},
+	    {"tasks/update", "taskId"}, {"tasks/cancel", "taskId"},
+	};
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(method, names[i].method) == 0)
+			return names[i].member;
+	return NULL;
+}
+
+/* Answers 400 -32020 for header name, which says got (NULL: absent)
+ * where the body says want. */
+static enum MHD_Result mismatch(struct http_exchange *ex, json_t *id,
+                                const char *name, const char *got,
+                                const char *want, bool undecodable)
+{
+	json_t *err = tb_rpc_error(
+	    id, TB_RPC_HEADER_MISMATCH,
+	    "Bad Request: the request headers and body disagree: header "
+	    "%s: %s, where the body says %.256s",
+	    name,
+	    undecodable ? "its =?base64?...?= form does not decode"
+	    : got       ? "differs"
+	                : "required",
+	    want);
+	json_t *data = json_pack("{s:{s:s,s:s?,s:s}}", "mismatch", "name", name,
+	                         "header", got, "body", want);
+
+	if (err && data)
+		json_object_set_new(json_object_get(err, "error"), "data",
+		                    data);
+	else
+		json_decref(data);
+	return http_reply_json(ex, MHD_HTTP_BAD_REQUEST, err);
+}
+
+/* Checks that header name repeats want; answers (returning false) when
+ * it does not. */
+static bool repeats(struct http_exchange *ex, json_t *id, const char *name,
+                    const char *want, enum MHD_Result *rc)
+{
+	bool bad;
+	char *got = header_value(ex, name, &bad);
+	bool same = got && strcmp(got, want) == 0;
+
+	if (!same)
+		*rc = mismatch(ex, id, name, got, want, bad);
+	free(got);
+	return same;
+}
+
+bool http_modern_check(struct http_exchange *ex, const struct tb_rpc_msg *m,
+                       enum MHD_Result *rc)
+{
+	json_t *id = m->kind == TB_RPC_REQUEST ? m->id : NULL;
+	json_t *bad = tb_mcp_envelope_error(id, m->params);
+	const char *member;
+
+	if (bad) {
+		*rc = http_reply_json(ex, MHD_HTTP_BAD_REQUEST, bad);
+		return false;
+	}
+	const char *version = json_string_value(json_object_get(
+	    json_object_get(m->params, "_meta"), TB_META_VERSION));
+	if (!repeats(ex, id, "MCP-Protocol-Version", version, rc) ||
+	    !repeats(ex, id, "Mcp-Method", m->method, rc))
+		return false;
+	member = name_member(m->method);
+	if (!member)
+		return true;
+	const char *target =
+	    json_string_value(json_object_get(m->params, member));
+	/* A target that is not a string is the protocol core's to refuse
+	 * (-32602); the header cannot repeat it. */
+	return !target || repeats(ex, id, "Mcp-Name", target, rc);
+}
+
+unsigned http_modern_status(const char *reply, size_t len)
+{
+	json_t *msg, *code;
+	unsigned status = MHD_HTTP_OK;
+
+	/* Errors are small; a large answer is a result. */
+	if (len > 8192 || !memmem(reply, len, "\"error\"", 7))
+		return status;
+	msg = json_loadb(reply, len, JSON_ALLOW_NUL, NULL);
+	code = json_object_get(json_object_get(msg, "error"), "code");
+	switch (json_integer_value(code)) {
+	case TB_RPC_METHOD_NOT_FOUND:
+		status = MHD_HTTP_NOT_FOUND;
+		break;
+	case TB_RPC_HEADER_MISMATCH:
+	case TB_RPC_MISSING_CAPABILITY:
+	case TB_RPC_UNSUPPORTED_VERSION:
+		status = MHD_HTTP_BAD_REQUEST;
+		break;
+	default:
+		break;
+	}
+	json_decref(msg);
+	return status;
+}
