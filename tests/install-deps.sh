@@ -23,10 +23,10 @@ check_pkgs="valgrind clang clang-format libclang-rt-14-dev"
 # conmon and its init binary catatonit, which podman only Recommends), the
 # test image's userland (busybox-static), the tools the scripts call
 # (curl, socat, openssl, procps), the bench's charts (gnuplot), the man
-# pages' check (groff).
+# pages' check (groff), the load balancer in front of replicas (haproxy).
 test_pkgs="python3 bubblewrap procps
 	podman runc conmon catatonit golang-github-containers-common
-	busybox-static curl socat openssl gnuplot-nox groff-base"
+	busybox-static curl socat openssl gnuplot-nox groff-base haproxy"
 
 apt-get update -qq
 # shellcheck disable=SC2086
@@ -45,6 +45,10 @@ for cmd in gcc clang make autoreconf libtoolize pkg-config valgrind \
 	openssl gnuplot groff node npm; do
 	command -v "$cmd" >/dev/null || missing+=("command $cmd")
 done
+# haproxy is in /usr/sbin, which a non-root PATH may lack: the tests look
+# there first.
+[ -x /usr/sbin/haproxy ] || command -v haproxy >/dev/null ||
+	missing+=("command haproxy (package haproxy)")
 # podman runs containers with HostConfig.Init from this path (its
 # init_path default); without it every create_sandbox fails.
 [ -x /usr/libexec/podman/catatonit ] ||

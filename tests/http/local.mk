@@ -7,7 +7,9 @@ tests_http_test_http_units_SOURCES = tests/http/test_http_units.c
 tests_http_test_http_units_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_http_test_http_units_LDADD = $(UNIT_TEST_LDADD)
 
-EXTRA_DIST += tests/http/transport.test.mjs tests/http/parked-waits.test.mjs
+EXTRA_DIST += tests/http/transport.test.mjs tests/http/parked-waits.test.mjs \
+	tests/http/modern.test.mjs
 if INTEGRATION_TESTS
-TESTS += tests/http/transport.test.mjs tests/http/parked-waits.test.mjs
+TESTS += tests/http/transport.test.mjs tests/http/parked-waits.test.mjs \
+	tests/http/modern.test.mjs
 endif
