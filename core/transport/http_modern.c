@@ -39,10 +39,15 @@ static char *header_value(struct http_exchange *ex, const char *name, bool *bad)
 	*bad = false;
 	if (!v)
 		return NULL;
+	/* Whitespace around a field value is not part of it (RFC 9110). */
+	while (*v == ' ' || *v == '\t')
+		v++;
 	len = strlen(v);
+	while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+		len--;
 	if (len < open + close || strncmp(v, B64_OPEN, open) != 0 ||
-	    strcmp(v + len - close, B64_CLOSE) != 0)
-		return strdup(v);
+	    strncmp(v + len - close, B64_CLOSE, close) != 0)
+		return strndup(v, len);
 	if (tb_base64_decode(v + open, len - open - close, &raw, &n) < 0 ||
 	    memchr(raw, '\0', n)) {
 		free(raw);
@@ -121,17 +126,20 @@ bool http_modern_check(struct http_exchange *ex, const struct tb_rpc_msg *m,
                        enum MHD_Result *rc)
 {
 	json_t *id = m->kind == TB_RPC_REQUEST ? m->id : NULL;
-	json_t *bad = tb_mcp_envelope_error(id, m->params);
+	const char *version = json_string_value(json_object_get(
+	    json_object_get(m->params, "_meta"), TB_META_VERSION));
 	const char *member;
 
+	/* Headers and body disagreeing comes first (-32020), whatever the
+	 * versions are; then the envelope (-32022, -32602). */
+	if (version && !repeats(ex, id, "MCP-Protocol-Version", version, rc))
+		return false;
+	json_t *bad = tb_mcp_envelope_error(id, m->params);
 	if (bad) {
 		*rc = http_reply_json(ex, MHD_HTTP_BAD_REQUEST, bad);
 		return false;
 	}
-	const char *version = json_string_value(json_object_get(
-	    json_object_get(m->params, "_meta"), TB_META_VERSION));
-	if (!repeats(ex, id, "MCP-Protocol-Version", version, rc) ||
-	    !repeats(ex, id, "Mcp-Method", m->method, rc))
+	if (!repeats(ex, id, "Mcp-Method", m->method, rc))
 		return false;
 	member = name_member(m->method);
 	if (!member)

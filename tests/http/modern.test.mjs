@@ -7,6 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import net from "node:net";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { scratchDir, taskboxCommand, writeConfig } from "../lib/client.mjs";
@@ -66,6 +67,26 @@ async function post(s, body, headers = {}) {
     messages = text.split("\n\n").filter(Boolean).map((f) => JSON.parse(f.split("\n").find((l) => l.startsWith("data: ")).slice(6)));
   else if (text) messages = [JSON.parse(text)];
   return { status: r.status, type, messages, last: messages.at(-1), headers: r.headers };
+}
+
+// POSTs body over a raw socket with header lines as given; resolves with
+// the whole answer (the connection is closed after it).
+function rawPost(s, body, lines) {
+  const u = new URL(s.url);
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(Number(u.port), u.hostname, () => {
+      sock.write([
+        `POST ${u.pathname} HTTP/1.1`, `Host: ${u.host}`, "Connection: close",
+        "Content-Type: application/json", "Accept: application/json, text/event-stream",
+        `Authorization: Bearer ${TOKEN}`, ...lines, `Content-Length: ${Buffer.byteLength(text)}`, "", text,
+      ].join("\r\n"));
+    });
+    let answer = "";
+    sock.on("data", (d) => (answer += d));
+    sock.on("end", () => resolve(answer));
+    sock.on("error", reject);
+  });
 }
 
 // A well-formed modern request.
@@ -157,6 +178,14 @@ test("the revision's refusals: headers, envelope, versions, removed methods, bat
     check(await post(s, body(5, "tools/call", call), { "mcp-protocol-version": MODERN, "mcp-method": "tools/call" }), 400, -32020, "no Mcp-Name");
     check(await post(s, body(6, "tools/call", call), { ...headersFor("tools/call", call), "mcp-name": "kill_sandbox" }), 400, -32020, "name differs");
     check(await post(s, body(7, "tools/call", call), { ...headersFor("tools/call", call), "mcp-name": "=?base64?!!!?=" }), 400, -32020, "bad base64");
+    // Headers and body disagreeing comes before the version's support.
+    r = await post(s, body(21, "tools/list", { _meta: envelope({}, "v999") }), headersFor("tools/list"));
+    check(r, 400, -32020, "an unknown version in the body only");
+    // Whitespace around a header's value is not part of it.
+    // (fetch trims values itself: the request goes out raw.)
+    const padded = await rawPost(s, body(22, "tools/call", call), [
+      `MCP-Protocol-Version: ${MODERN}  `, "Mcp-Method:   tools/call\t", "Mcp-Name: \t create_sandbox  "]);
+    assert.match(padded, /^HTTP\/1\.1 200 /, padded);
     // The base64 form, decoded, matches.
     const b64 = `=?base64?${Buffer.from("create_sandbox").toString("base64")}?=`;
     const made = await post(s, body(8, "tools/call", call), { ...headersFor("tools/call", call), "mcp-name": b64 });
