@@ -255,7 +255,9 @@ static void request(struct tb_mcp *s, struct tb_rpc_msg *m)
 	} else if (claims && (s->era != TB_ERA_LEGACY ||
 	                      strcmp(m->method, "server/discover") == 0)) {
 		reply = modern(s, m, key);
-	} else if (s->era == TB_ERA_MODERN) {
+	} else if (s->era == TB_ERA_MODERN ||
+	           (s->era == TB_ERA_UNDECIDED &&
+	            tb_mcp_claims_partly(m->params))) {
 		reply = unenveloped(m->id, m->method, m->params);
 	} else if (strcmp(m->method, "server/discover") == 0) {
 		reply = tb_mcp_envelope_error(m->id, m->params);

@@ -19,6 +19,15 @@ bool tb_mcp_claims(json_t *params)
 	return json_object_get(meta_of(params), TB_META_VERSION) != NULL;
 }
 
+bool tb_mcp_claims_partly(json_t *params)
+{
+	json_t *meta = meta_of(params);
+
+	return !json_object_get(meta, TB_META_VERSION) &&
+	       (json_object_get(meta, TB_META_CAPABILITIES) ||
+	        json_object_get(meta, "io.modelcontextprotocol/clientInfo"));
+}
+
 static bool modern_version(const char *v)
 {
 	for (int i = 0; tb_mcp_modern_versions[i]; i++)

@@ -25,6 +25,11 @@ enum tb_mcp_era {
  * is there, whatever its value): the body's era is modern. */
 bool tb_mcp_claims(json_t *params);
 
+/* Whether a request's _meta holds the modern envelope's other keys
+ * (client capabilities or info) without the version: an envelope that
+ * names no version, not a legacy request. */
+bool tb_mcp_claims_partly(json_t *params);
+
 /* The error response for id when a modern request's envelope is wrong,
  * else NULL: -32022 {supported, requested} for a version not served,
  * -32602 naming the key for a malformed one. */
