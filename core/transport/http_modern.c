@@ -151,28 +151,38 @@ bool http_modern_check(struct http_exchange *ex, const struct tb_rpc_msg *m,
 	return !target || repeats(ex, id, "Mcp-Name", target, rc);
 }
 
+/* The error code of a reply that is a JSON-RPC error, else 0. The key
+ * after the id tells: an id (a number, or a string whose quotes are all
+ * escaped) cannot hold `,"error":` or `,"result":`, so the first of the
+ * two found is the top level's; no parse of a result. */
+static long error_code(const char *reply, size_t len)
+{
+	static const char err_key[] = ",\"error\":", res_key[] = ",\"result\":";
+	const char *r = memmem(reply, len, res_key, sizeof res_key - 1);
+	size_t before = r ? (size_t)(r - reply) : len;
+	const char *e = memmem(reply, before, err_key, sizeof err_key - 1);
+	long code = 0;
+
+	if (!e)
+		return 0;
+	json_t *msg = json_loadb(reply, len, JSON_ALLOW_NUL, NULL);
+	json_t *c = json_object_get(json_object_get(msg, "error"), "code");
+	if (json_is_integer(c))
+		code = (long)json_integer_value(c);
+	json_decref(msg);
+	return code;
+}
+
 unsigned http_modern_status(const char *reply, size_t len)
 {
-	json_t *msg, *code;
-	unsigned status = MHD_HTTP_OK;
-
-	/* Errors are small; a large answer is a result. */
-	if (len > 8192 || !memmem(reply, len, "\"error\"", 7))
-		return status;
-	msg = json_loadb(reply, len, JSON_ALLOW_NUL, NULL);
-	code = json_object_get(json_object_get(msg, "error"), "code");
-	switch (json_integer_value(code)) {
+	switch (error_code(reply, len)) {
 	case TB_RPC_METHOD_NOT_FOUND:
-		status = MHD_HTTP_NOT_FOUND;
-		break;
+		return MHD_HTTP_NOT_FOUND;
 	case TB_RPC_HEADER_MISMATCH:
 	case TB_RPC_MISSING_CAPABILITY:
 	case TB_RPC_UNSUPPORTED_VERSION:
-		status = MHD_HTTP_BAD_REQUEST;
-		break;
+		return MHD_HTTP_BAD_REQUEST;
 	default:
-		break;
+		return MHD_HTTP_OK;
 	}
-	json_decref(msg);
-	return status;
 }
