@@ -155,6 +155,7 @@ failure_excerpt() {
 # in one stage only: the asan stage, where ASan+UBSan watch the docker
 # plugin and the server at a fraction of valgrind's cost per process.
 ENGINE_TESTS="tests/docker/docker.sh tests/contract/docker.test.mjs tests/contract/docker-noinit.test.mjs"
+ENGINE_TESTS="$ENGINE_TESTS tests/contract/docker-modern.test.mjs"
 ENGINE_TESTS="$ENGINE_TESTS tests/http/replicas-docker.test.mjs"
 
 # The contract suite over Streamable HTTP (SDK v1 and v2 clients) on every
@@ -165,6 +166,9 @@ ENGINE_TESTS="$ENGINE_TESTS tests/http/replicas-docker.test.mjs"
 HTTP_PROVIDER_TESTS="tests/contract/local-http.test.mjs tests/contract/local-http-v2.test.mjs"
 HTTP_PROVIDER_TESTS="$HTTP_PROVIDER_TESTS tests/contract/docker-http.test.mjs tests/contract/docker-http-v2.test.mjs"
 HTTP_PROVIDER_TESTS="$HTTP_PROVIDER_TESTS tests/contract/e2b-http.test.mjs tests/contract/e2b-http-v2.test.mjs"
+# The SDK v2 client in MCP 2026-07-28 over HTTP.
+HTTP_PROVIDER_TESTS="$HTTP_PROVIDER_TESTS tests/contract/local-http-modern.test.mjs"
+HTTP_PROVIDER_TESTS="$HTTP_PROVIDER_TESTS tests/contract/docker-http-modern.test.mjs tests/contract/e2b-http-modern.test.mjs"
 # Three replicas and haproxy (tests/http/replicas.mk).
 HTTP_PROVIDER_TESTS="$HTTP_PROVIDER_TESTS tests/http/replicas.test.mjs"
 

@@ -1,6 +1,7 @@
 /* The fixture tools of test_tools.h. Names and answers of the first four
- * follow the conformance suite's scenarios; test_echo and test_sleep let
- * the protocol tests exercise validation, concurrency and cancellation. */
+ * and of greet follow the conformance suite's scenarios; test_echo and
+ * test_sleep let the protocol tests exercise validation, concurrency and
+ * cancellation. */
 #include "config.h"
 
 #include "tools/test_tools.h"
@@ -39,6 +40,16 @@ static int with_progress(tb_call *call, json_t *args, json_t **result)
 static int schema_2020_12(tb_call *call, json_t *args, json_t **result)
 {
 	*result = json_pack("{s:O}", "received", args);
+	return 0;
+}
+
+/* The Tasks extension scenarios' sync-only tool: "Hello, NAME!". */
+static int greet(tb_call *call, json_t *args, json_t **result)
+{
+	const char *name = json_string_value(json_object_get(args, "name"));
+	json_t *text = json_sprintf("Hello, %s!", name ? name : "");
+
+	*result = json_pack("{s:o}", "text", text);
 	return 0;
 }
 
@@ -106,14 +117,38 @@ static const struct tb_tool tools[] = {
         .title = "JSON Schema 2020-12 (test)",
         .description = "Tool with JSON Schema 2020-12 features. "
                        "Conformance fixture.",
+        /* allOf/anyOf, if/then/else and $anchor are listed as given
+         * (SEP-2106) but not applied (schema.h). */
         .input_schema =
             "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
-            "\"type\":\"object\",\"$defs\":{\"address\":{\"type\":"
-            "\"object\",\"properties\":{\"street\":{\"type\":\"string\"},"
-            "\"city\":{\"type\":\"string\"}}}},\"properties\":{\"name\":"
-            "{\"type\":\"string\"},\"address\":{\"$ref\":"
-            "\"#/$defs/address\"}},\"additionalProperties\":false}",
+            "\"type\":\"object\",\"$defs\":{\"address\":{\"$anchor\":"
+            "\"addressDef\",\"type\":\"object\",\"properties\":{"
+            "\"street\":{\"type\":\"string\"},\"city\":{\"type\":"
+            "\"string\"}}}},\"properties\":{\"name\":{\"type\":"
+            "\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"},"
+            "\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\","
+            "\"email\"]},\"phone\":{\"type\":\"string\"},\"email\":"
+            "{\"type\":\"string\"}},\"allOf\":[{\"anyOf\":[{"
+            "\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],"
+            "\"if\":{\"properties\":{\"contactMethod\":{\"const\":"
+            "\"phone\"}},\"required\":[\"contactMethod\"]},\"then\":{"
+            "\"required\":[\"phone\"]},\"else\":{\"required\":"
+            "[\"email\"]},\"additionalProperties\":false}",
         .fn = schema_2020_12,
+        .flags = TB_TOOL_TEST_ONLY,
+    },
+    {
+        .name = "greet",
+        .title = "Greet (test)",
+        .description = "Returns \"Hello, NAME!\"; a sync-only tool (no "
+                       "task support). Conformance fixture.",
+        .input_schema = "{\"type\":\"object\",\"properties\":{\"name\":"
+                        "{\"type\":\"string\"}},\"required\":[\"name\"],"
+                        "\"additionalProperties\":false}",
+        .output_schema = "{\"type\":\"object\",\"properties\":{\"text\":"
+                         "{\"type\":\"string\"}},\"required\":[\"text\"]}",
+        .annotations = "{\"readOnlyHint\":true}",
+        .fn = greet,
         .flags = TB_TOOL_TEST_ONLY,
     },
     {

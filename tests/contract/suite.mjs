@@ -10,16 +10,24 @@
 // holds for every provider.
 //
 // contractSuite(provider, { transport, client }) runs it over a transport
-// ("stdio" or "http") with a client ("v1" or "v2"); startServer's defaults
-// (tests/lib/client.mjs) when not given. Each server() is a process of its
-// own on either transport. Where a test ends a session, it does so the way
-// the transport's client does: on stdio by closing stdin (the process
-// exits), over HTTP by the client's DELETE, the process staying up, so that
-// the DELETE alone can have destroyed anything (endSession below).
+// ("stdio" or "http") with a client ("v1", "v2", "v2-modern" or "v2-auto");
+// startServer's defaults (tests/lib/client.mjs) when not given. Each
+// server() is a process of its own on either transport. Where a test ends a
+// session, it does so the way the transport's client does: on stdio by
+// closing stdin (the process exits), over HTTP by the client's DELETE, the
+// process staying up, so that the DELETE alone can have destroyed anything
+// (endSession below).
+//
+// The era (eraOf in tests/lib/client.mjs) changes what the session-bound
+// tests mean. Legacy clients (v1, v2) have a session: a default sandbox, and
+// sandboxes without tasks destroyed at its end. Modern clients (MCP
+// 2026-07-28) have none: every tool needs sandbox_id, and a client going
+// away destroys nothing (a sandbox lives until its timeout or
+// kill_sandbox). Every other rule holds the same in both eras.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readlinkSync } from "node:fs";
-import { callTool, clientOf, scratchDir, startServer, transportOf, writeConfig } from "../lib/client.mjs";
+import { callTool, clientOf, eraOf, scratchDir, startServer, transportOf, writeConfig } from "../lib/client.mjs";
 import { waitingTests } from "./waiting.mjs";
 
 const SECRET_NAME = "TB_CONTRACT_SECRET_TOKEN";
@@ -73,7 +81,11 @@ function failure(result, what) {
 export function contractSuite(provider, via = {}) {
   const transport = transportOf(via);
   const client = clientOf(via);
-  const over = transport === "stdio" && client === "v1" ? "" : ` over ${transport} (SDK ${client})`;
+  const era = eraOf(client);
+  const modern = era === "modern";
+  const over =
+    (transport === "stdio" && client === "v1" ? "" : ` over ${transport} (SDK ${client})`) +
+    (modern ? " in MCP 2026-07-28" : "");
   describe(`reconnectable tasks on ${provider.name}${over}`, () => {
     let cfgPath;
     let env;
@@ -112,12 +124,9 @@ export function contractSuite(provider, via = {}) {
       return next;
     }
 
-    // kill -9 and wait until the process is gone.
-    async function killServer(s) {
-      servers.delete(s);
-      const pid = s.pid;
-      s.kill("SIGKILL");
-      await until("the killed server to exit", () => {
+    // Waits until process pid is gone.
+    async function exited(pid, what = "the server to exit") {
+      await until(what, () => {
         try {
           process.kill(pid, 0);
           return false;
@@ -125,7 +134,27 @@ export function contractSuite(provider, via = {}) {
           return true;
         }
       }, 10000, 20);
+    }
+
+    // kill -9 and wait until the process is gone.
+    async function killServer(s) {
+      servers.delete(s);
+      const pid = s.pid;
+      s.kill("SIGKILL");
+      await exited(pid, "the killed server to exit");
       await s.close().catch(() => {});
+    }
+
+    // A modern client's going away (endSession): on stdio its process has
+    // exited once this returns, so that anything its end would do is done.
+    async function clientGone(s) {
+      if (s.transportKind === "stdio") await exited(s.pid, "the closed client's server to exit");
+    }
+
+    // kill_sandbox, for sandboxes no session end destroys (modern).
+    async function killSandbox(s, sandbox_id) {
+      ok(await call(s, "kill_sandbox", { sandbox_id }), `kill_sandbox ${sandbox_id}`);
+      sandboxes.delete(sandbox_id);
     }
 
     async function call(s, name, args, options = {}) {
@@ -222,8 +251,17 @@ export function contractSuite(provider, via = {}) {
     test("the whole scenario: start, kill the server, reconnect, read, cancel, clean up", { timeout: 120000 }, async () => {
       const a = await server();
       const sb = await createSandbox(a);
-      const t = await start(a, undefined, "printf BEFORE; sleep 2; printf AFTER; printf oops >&2; exit 3", { timeout: 120 });
-      assert.equal(t.sandbox_id, sb, "start_task without sandbox_id uses the newest sandbox");
+      const cmd = "printf BEFORE; sleep 2; printf AFTER; printf oops >&2; exit 3";
+      let t;
+      if (!modern) {
+        t = await start(a, undefined, cmd, { timeout: 120 });
+        assert.equal(t.sandbox_id, sb, "start_task without sandbox_id uses the newest sandbox");
+      } else {
+        // No session, so no newest sandbox to fall back on.
+        const text = failure(await call(a, "start_task", { command: cmd, timeout: 120 }), "start_task without sandbox_id");
+        assert.match(text, /sandbox_id/);
+        t = await start(a, sb, cmd, { timeout: 120 });
+      }
       await killServer(a);
 
       const b = await server();
@@ -539,50 +577,125 @@ export function contractSuite(provider, via = {}) {
       await closeServer(s);
     });
 
-    test("start_task without a sandbox and without a session default refuses", { timeout: 30000 }, async () => {
-      const s = await server();
-      const text = failure(await call(s, "start_task", { command: "true" }), "start_task without default");
-      assert.match(text, /sandbox_id/);
-      assert.match(text, /create_sandbox/);
-      await closeServer(s);
-    });
+    if (!modern) {
+      test("start_task without a sandbox and without a session default refuses", { timeout: 30000 }, async () => {
+        const s = await server();
+        const text = failure(await call(s, "start_task", { command: "true" }), "start_task without default");
+        assert.match(text, /sandbox_id/);
+        assert.match(text, /create_sandbox/);
+        await closeServer(s);
+      });
+    } else {
+      test("start_task without a sandbox refuses, also after create_sandbox: MCP 2026-07-28 has no session default", { timeout: 30000 }, async () => {
+        const s = await server();
+        const text = failure(await call(s, "start_task", { command: "true" }), "start_task without sandbox_id");
+        assert.match(text, /sandbox_id/);
+        assert.match(text, /create_sandbox/);
+        assert.match(text, /2026-07-28/);
+        // A sandbox made by this very client is no default either.
+        const sb = await createSandbox(s);
+        const again = failure(await call(s, "start_task", { command: "true" }), "start_task after create_sandbox");
+        assert.match(again, /sandbox_id/);
+        assert.match(again, /create_sandbox/);
+        assert.deepEqual(await taskDirs(s, sb), [], "no task was started anywhere");
+        await killSandbox(s, sb);
+        await closeServer(s);
+      });
+    }
 
-    test("disconnect destroys the session's sandboxes except those running tasks", { timeout: 60000 }, async () => {
-      const a = await server();
-      const plain = await createSandbox(a);
-      const kept = await createSandbox(a);
-      const t = await start(a, kept, "sleep 1; echo kept");
-      const b = await endSession(a); // EOF or DELETE: the session ends normally
+    if (!modern) {
+      test("disconnect destroys the session's sandboxes except those running tasks", { timeout: 60000 }, async () => {
+        const a = await server();
+        const plain = await createSandbox(a);
+        const kept = await createSandbox(a);
+        const t = await start(a, kept, "sleep 1; echo kept");
+        const b = await endSession(a); // EOF or DELETE: the session ends normally
 
-      await destroyed(b, plain, "run_command in a destroyed sandbox");
-      const r = await waitDone(b, kept, t.task_id);
-      assert.equal(r.stdout, "kept\n");
-      assert.equal((await run(b, kept, "echo still here")).stdout, "still here\n");
-      await closeServer(b);
-      await closeServer(a);
-    });
+        await destroyed(b, plain, "run_command in a destroyed sandbox");
+        const r = await waitDone(b, kept, t.task_id);
+        assert.equal(r.stdout, "kept\n");
+        assert.equal((await run(b, kept, "echo still here")).stdout, "still here\n");
+        await closeServer(b);
+        await closeServer(a);
+      });
+    } else {
+      test("a client going away destroys none of its sandboxes: MCP 2026-07-28 has no sessions", { timeout: 60000 }, async () => {
+        const a = await server();
+        const plain = await createSandbox(a);
+        const kept = await createSandbox(a);
+        const t = await start(a, kept, "sleep 1; echo kept");
+        const b = await endSession(a); // EOF (the process exits) or the client's close
+        await clientGone(a);
 
-    test("querying from another session does not make the sandbox that session's", { timeout: 60000 }, async () => {
-      const a = await server();
-      const sb = await createSandbox(a);
-      const t = await start(a, sb, "sleep 300");
-      const b = await endSession(a);
+        // The sandbox without tasks outlives the client that made it, and
+        // a new client uses it.
+        assert.equal((await run(b, plain, "echo still here")).stdout, "still here\n");
+        ok(await call(b, "write_file", { sandbox_id: plain, path: "left.txt", content: "by b" }), "write_file");
+        const r = await waitDone(b, kept, t.task_id);
+        assert.equal(r.stdout, "kept\n");
+        assert.equal((await run(b, kept, "echo still here")).stdout, "still here\n");
+        // b going away destroys nothing either.
+        const c = await endSession(b);
+        await clientGone(b);
+        assert.equal(ok(await call(c, "read_file", { sandbox_id: plain, path: "left.txt" }), "read_file").content, "by b");
+        await killSandbox(c, plain);
+        await killSandbox(c, kept);
+        await closeServer(c);
+        await closeServer(b);
+        await closeServer(a);
+      });
+    }
 
-      assert.equal((await getTask(b, sb, t.task_id)).state, "running");
-      const c = ok(await call(b, "cancel_task", { sandbox_id: sb, task_id: t.task_id }), "cancel from b");
-      assert.equal(c.state, "cancelled");
-      // b's own sandbox, which its end destroys: once it is gone, b's end
-      // is over.
-      const canary = await createSandbox(b);
-      const d = await endSession(b); // must not destroy sb
-      await destroyed(d, canary, "the ended session's own sandbox");
+    if (!modern) {
+      test("querying from another session does not make the sandbox that session's", { timeout: 60000 }, async () => {
+        const a = await server();
+        const sb = await createSandbox(a);
+        const t = await start(a, sb, "sleep 300");
+        const b = await endSession(a);
 
-      const r = await getTask(d, sb, t.task_id);
-      assert.equal(r.state, "cancelled");
-      await closeServer(d);
-      await closeServer(b);
-      await closeServer(a);
-    });
+        assert.equal((await getTask(b, sb, t.task_id)).state, "running");
+        const c = ok(await call(b, "cancel_task", { sandbox_id: sb, task_id: t.task_id }), "cancel from b");
+        assert.equal(c.state, "cancelled");
+        // b's own sandbox, which its end destroys: once it is gone, b's end
+        // is over.
+        const canary = await createSandbox(b);
+        const d = await endSession(b); // must not destroy sb
+        await destroyed(d, canary, "the ended session's own sandbox");
+
+        const r = await getTask(d, sb, t.task_id);
+        assert.equal(r.state, "cancelled");
+        await closeServer(d);
+        await closeServer(b);
+        await closeServer(a);
+      });
+    } else {
+      // No session owns a sandbox in MCP 2026-07-28; what is left of the
+      // legacy test: a task is read and cancelled by another client than
+      // the one that started it, and neither client's going away destroys
+      // the sandbox or that client's own one.
+      test("another client reads and cancels a task; no client's going away destroys a sandbox", { timeout: 60000 }, async () => {
+        const a = await server();
+        const sb = await createSandbox(a);
+        const t = await start(a, sb, "sleep 300");
+        const b = await endSession(a);
+        await clientGone(a);
+
+        assert.equal((await getTask(b, sb, t.task_id)).state, "running");
+        const c = ok(await call(b, "cancel_task", { sandbox_id: sb, task_id: t.task_id }), "cancel from b");
+        assert.equal(c.state, "cancelled");
+        const own = await createSandbox(b);
+        const d = await endSession(b);
+        await clientGone(b);
+        assert.equal((await run(d, own, "echo kept")).stdout, "kept\n", "b's own sandbox outlives b");
+        const r = await getTask(d, sb, t.task_id);
+        assert.equal(r.state, "cancelled");
+        await killSandbox(d, own);
+        await killSandbox(d, sb);
+        await closeServer(d);
+        await closeServer(b);
+        await closeServer(a);
+      });
+    }
 
     test("a task directory without a status record (an interrupted start) is unknown", { timeout: 60000 }, async () => {
       const s = await server();
@@ -610,61 +723,96 @@ export function contractSuite(provider, via = {}) {
       await closeServer(s);
     });
 
-    test("ordinary tools: run_command, write_file, read_file and the implicit default sandbox", { timeout: 60000 }, async () => {
-      const a = await server();
-      // Without any sandbox, run_command makes the session default.
-      const r = ok(await call(a, "run_command", { command: "echo hi; echo err >&2; exit 4" }), "run_command");
-      const sb = r.sandbox_id;
-      sandboxes.add(sb);
-      assert.equal(r.exit_code, 4);
-      assert.equal(r.stdout, "hi\n");
-      assert.equal(r.stderr, "err\n");
-      assert.equal(r.timed_out, false);
-      const big = ok(await call(a, "run_command", { command: "head -c 200000 /dev/zero | tr '\\0' x" }), "big output");
-      assert.equal(big.stdout.length, 65536);
-      assert.equal(big.stdout_truncated, true);
-      const slow = ok(await call(a, "run_command", { command: "sleep 30", timeout: 1 }), "timeout");
-      assert.equal(slow.timed_out, true);
+    // Legacy: the first run_command without sandbox_id makes the session's
+    // default sandbox, and the session's end destroys it. Modern: no
+    // default (a tool error naming sandbox_id), so the same calls name the
+    // sandbox create_sandbox made, and it outlives the client.
+    test(
+      modern
+        ? "ordinary tools: run_command, write_file, read_file; no implicit sandbox in MCP 2026-07-28"
+        : "ordinary tools: run_command, write_file, read_file and the implicit default sandbox",
+      { timeout: 60000 },
+      async () => {
+        const a = await server();
+        let sb;
+        if (modern) {
+          for (const [tool, args] of [
+            ["run_command", { command: "echo hi" }],
+            ["read_file", { path: "dir/hello.txt" }],
+            ["write_file", { path: "dir/hello.txt", content: "x" }],
+          ]) {
+            const text = failure(await call(a, tool, args), `${tool} without sandbox_id`);
+            assert.match(text, /sandbox_id/, `${tool}: ${text}`);
+            assert.match(text, /create_sandbox/, `${tool}: ${text}`);
+          }
+          sb = await createSandbox(a);
+        }
+        // In the legacy era at is {}: the calls name no sandbox.
+        const at = modern ? { sandbox_id: sb } : {};
+        // Without any sandbox, run_command makes the session default.
+        const r = ok(await call(a, "run_command", { ...at, command: "echo hi; echo err >&2; exit 4" }), "run_command");
+        if (!modern) {
+          sb = r.sandbox_id;
+          sandboxes.add(sb);
+        } else assert.equal(r.sandbox_id, sb);
+        assert.equal(r.exit_code, 4);
+        assert.equal(r.stdout, "hi\n");
+        assert.equal(r.stderr, "err\n");
+        assert.equal(r.timed_out, false);
+        const big = ok(await call(a, "run_command", { ...at, command: "head -c 200000 /dev/zero | tr '\\0' x" }), "big output");
+        assert.equal(big.stdout.length, 65536);
+        assert.equal(big.stdout_truncated, true);
+        const slow = ok(await call(a, "run_command", { ...at, command: "sleep 30", timeout: 1 }), "timeout");
+        assert.equal(slow.timed_out, true);
 
-      // notifications/cancelled (an aborted request) stops a long command.
-      const ac = new AbortController();
-      const long = callTool(a.client, "run_command", { command: "echo $$ > run.pid; exec sleep 60" }, { signal: ac.signal })
-        .then(() => "finished", () => "aborted");
-      await until("the command to start", async () => {
-        const r = ok(await call(a, "run_command", { command: "cat run.pid 2>/dev/null || true" }), "cat run.pid");
-        return r.stdout.trim() !== "";
-      }, 20000);
-      ac.abort();
-      assert.equal(await long, "aborted");
-      await until("the cancelled command to stop", async () => {
-        const r = ok(await call(a, "run_command", { command: "kill -0 $(cat run.pid) 2>/dev/null && echo alive || echo gone" }), "probe");
-        return r.stdout.trim() === "gone";
-      }, 20000);
+        // notifications/cancelled (an aborted request) stops a long command.
+        const ac = new AbortController();
+        const long = callTool(a.client, "run_command", { ...at, command: "echo $$ > run.pid; exec sleep 60" }, { signal: ac.signal })
+          .then(() => "finished", () => "aborted");
+        await until("the command to start", async () => {
+          const r = ok(await call(a, "run_command", { ...at, command: "cat run.pid 2>/dev/null || true" }), "cat run.pid");
+          return r.stdout.trim() !== "";
+        }, 20000);
+        ac.abort();
+        assert.equal(await long, "aborted");
+        await until("the cancelled command to stop", async () => {
+          const r = ok(await call(a, "run_command", { ...at, command: "kill -0 $(cat run.pid) 2>/dev/null && echo alive || echo gone" }), "probe");
+          return r.stdout.trim() === "gone";
+        }, 20000);
 
-      ok(await call(a, "write_file", { path: "dir/hello.txt", content: "héllo\n" }), "write_file");
-      const bytes = Buffer.from([0, 1, 2, 250, 251, 252, 253, 254, 255]);
-      ok(await call(a, "write_file", { path: "bin.dat", content: bytes.toString("base64"), encoding: "base64" }), "write_file base64");
-      const t = ok(await call(a, "read_file", { path: "dir/hello.txt" }), "read_file");
-      assert.equal(t.content, "héllo\n");
-      assert.equal(t.size, 7);
-      assert.equal(t.eof, true);
-      const part = ok(await call(a, "read_file", { path: "dir/hello.txt", offset: 1, length: 2 }), "read_file part");
-      assert.equal(part.content, "é");
-      assert.equal(part.next_offset, 3);
-      const b = ok(await call(a, "read_file", { path: "bin.dat", encoding: "base64" }), "read_file base64");
-      assert.deepEqual(Buffer.from(b.content, "base64"), bytes);
-      const bad = failure(await call(a, "write_file", { path: "x", content: "@@@", encoding: "base64" }), "bad base64");
-      assert.match(bad, /content/);
-      const missing = failure(await call(a, "read_file", { path: "no/such/file" }), "read_file missing");
-      assert.match(missing, /no\/such\/file/);
-      // No task was started there, so the session's end destroyed it.
-      const b2 = await endSession(a);
-      await destroyed(b2, sb, "after disconnect");
-      await closeServer(b2);
-      await closeServer(a);
-    });
+        ok(await call(a, "write_file", { ...at, path: "dir/hello.txt", content: "héllo\n" }), "write_file");
+        const bytes = Buffer.from([0, 1, 2, 250, 251, 252, 253, 254, 255]);
+        ok(await call(a, "write_file", { ...at, path: "bin.dat", content: bytes.toString("base64"), encoding: "base64" }), "write_file base64");
+        const t = ok(await call(a, "read_file", { ...at, path: "dir/hello.txt" }), "read_file");
+        assert.equal(t.content, "héllo\n");
+        assert.equal(t.size, 7);
+        assert.equal(t.eof, true);
+        const part = ok(await call(a, "read_file", { ...at, path: "dir/hello.txt", offset: 1, length: 2 }), "read_file part");
+        assert.equal(part.content, "é");
+        assert.equal(part.next_offset, 3);
+        const b = ok(await call(a, "read_file", { ...at, path: "bin.dat", encoding: "base64" }), "read_file base64");
+        assert.deepEqual(Buffer.from(b.content, "base64"), bytes);
+        const bad = failure(await call(a, "write_file", { ...at, path: "x", content: "@@@", encoding: "base64" }), "bad base64");
+        assert.match(bad, /content/);
+        const missing = failure(await call(a, "read_file", { ...at, path: "no/such/file" }), "read_file missing");
+        assert.match(missing, /no\/such\/file/);
+        const b2 = await endSession(a);
+        if (!modern) {
+          // No task was started there, so the session's end destroyed it.
+          await destroyed(b2, sb, "after disconnect");
+        } else {
+          // No session: the sandbox, files and all, outlives the client.
+          await clientGone(a);
+          const kept = ok(await call(b2, "read_file", { sandbox_id: sb, path: "dir/hello.txt" }), "read_file from a new client");
+          assert.equal(kept.content, "héllo\n");
+          await killSandbox(b2, sb);
+        }
+        await closeServer(b2);
+        await closeServer(a);
+      },
+    );
 
-    waitingTests({ server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data, HOST_SECRET });
+    waitingTests({ server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data, HOST_SECRET, era });
 
     test("kill -9 of the server during start_task never loses the task", { timeout: 90000 }, async () => {
       const a = await server();

@@ -1,12 +1,15 @@
 // Waiting without polling, for any provider: get_task and cancel_task with
 // `wait`, list_tasks, and the MCP tasks utility through the official SDK's
 // experimental tasks client (the same calls made with the v2 client's
-// request where that runs the suite: tasksOf in tests/lib/client.mjs).
-// Called from contractSuite with its helpers.
+// request where that runs the suite: tasksOf in tests/lib/client.mjs). In
+// MCP 2026-07-28 (h.era "modern") tasks are the Tasks extension
+// (io.modelcontextprotocol/tasks) instead, driven as raw requests beside the
+// SDK v2 client (rawChannel in tests/lib/client.mjs), which rejects its
+// shapes. Called from contractSuite with its helpers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { tasksOf } from "../lib/client.mjs";
+import { TASKS_EXTENSION, rawChannel, tasksCapabilities, tasksOf } from "../lib/client.mjs";
 
 export function waitingTests(h) {
   const { server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data } = h;
@@ -145,6 +148,11 @@ export function waitingTests(h) {
     await closeServer(b);
   });
 
+  if (h.era === "modern") {
+    modernTasksTest(h);
+    return;
+  }
+
   test("MCP tasks: start_task and run_command as tasks, get, result, list, cancel, from a fresh process", { timeout: 120000 }, async () => {
     const a = await server();
     const caps = a.client.getServerCapabilities();
@@ -225,6 +233,149 @@ export function waitingTests(h) {
     await assert.rejects(b.client.request({ method: "tools/call", params: { name: "get_task", arguments: { sandbox_id: sb, task_id: taskOf }, task: {} } }, CallToolResultSchema), (e) => e.code === -32601);
     // Bad arguments of a task-augmented call: refused, named, no task.
     await assert.rejects(drain(bt.callToolStream({ name: "start_task", arguments: { sandbox_id: sb, command: "" } }, CallToolResultSchema, { task: {} })).then((m) => { if (m.at(-1).type === "error") throw m.at(-1).error; }), (e) => /command/.test(e.message));
+    await closeServer(b);
+  });
+}
+
+const SERVER_INFO = "io.modelcontextprotocol/serverInfo";
+
+// The Tasks extension of MCP 2026-07-28: a tools/call of a tool with
+// execution.taskSupport "optional" whose request declares the extension
+// answers a CreateTaskResult; tasks/get, tasks/cancel and tasks/update
+// follow it. Raw requests on the suite's own client (its transport).
+function modernTasksTest(h) {
+  const { server, closeServer, killServer, call, createSandbox, getTask, data } = h;
+  const T = { capabilities: tasksCapabilities };
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+  function result(r, what) {
+    assert.equal(r.kind, "result", `${what}: ${JSON.stringify(r.error)}`);
+    assert.ok(r.result._meta?.[SERVER_INFO]?.name, `${what}: serverInfo in _meta: ${JSON.stringify(r.result)}`);
+    return r.result;
+  }
+  function error(r, code, what) {
+    assert.equal(r.kind, "error", `${what}: expected error ${code}, got ${JSON.stringify(r.result)}`);
+    assert.equal(r.error.code, code, `${what}: ${JSON.stringify(r.error)}`);
+    return r.error;
+  }
+  // tasks/get until the task is no longer working.
+  async function settle(ch, taskId, limitMs = 60000) {
+    const end = Date.now() + limitMs;
+    for (;;) {
+      const t = result(await ch.request("tasks/get", { taskId }, T), "tasks/get");
+      assert.equal(t.resultType, "complete");
+      assert.equal(t.taskId, taskId);
+      if (t.status !== "working") return t;
+      if (Date.now() > end) throw new Error(`gave up waiting for task ${taskId}`);
+      await sleep(t.pollIntervalMs);
+    }
+  }
+  function created(r, sb, what) {
+    const c = result(r, what);
+    assert.equal(c.resultType, "task", `${what}: ${JSON.stringify(c)}`);
+    assert.equal(c.status, "working");
+    assert.equal(typeof c.statusMessage, "string");
+    const [sbOf, taskOf, ...rest] = c.taskId.split("/");
+    assert.equal(sbOf, sb, "the taskId is <sandbox_id>/<task_id>");
+    assert.match(taskOf, /^[0-9a-f]{32}$/);
+    assert.deepEqual(rest, []);
+    assert.ok(!Number.isNaN(Date.parse(c.createdAt)), c.createdAt);
+    assert.ok(!Number.isNaN(Date.parse(c.lastUpdatedAt)), c.lastUpdatedAt);
+    assert.equal(c.ttlMs, null);
+    assert.equal(c.pollIntervalMs, 500);
+    return { ...c, task_id: taskOf };
+  }
+  const callAsTask = (ch, name, args, opts = T) => ch.request("tools/call", { name, arguments: args }, opts);
+
+  test("MCP Tasks extension (2026-07-28): run_command and start_task as tasks, get, cancel, from a fresh process", { timeout: 120000 }, async () => {
+    const a = await server();
+    const caps = a.client.getServerCapabilities();
+    assert.deepEqual(caps.extensions, { [TASKS_EXTENSION]: {} });
+    assert.equal(caps.tasks, undefined, "no core tasks capability in 2026-07-28");
+    const ra = rawChannel(a);
+    // Raw: the SDK v2 client drops execution from a 2026-07-28 tool (the
+    // Tool of that revision has no such member; the extension reads it).
+    const tools = result(await ra.request("tools/list", {}), "tools/list").tools;
+    const support = Object.fromEntries(tools.filter((x) => x.execution).map((x) => [x.name, x.execution.taskSupport]));
+    assert.deepEqual(support, { start_task: "optional", run_command: "optional" });
+    const sb = await createSandbox(a);
+
+    // start_task as a task, followed to its end: completed, with the
+    // result inlined (a full 2026 CallToolResult, with resultType).
+    const st = created(await callAsTask(ra, "start_task", { sandbox_id: sb, command: "sleep 1; echo done" }), sb, "start_task as a task");
+    const stDone = await settle(ra, st.taskId);
+    assert.equal(stDone.status, "completed", JSON.stringify(stDone));
+    assert.equal(stDone.result.resultType, "complete");
+    assert.equal(stDone.result.isError, false);
+    assert.equal(stDone.result.structuredContent.state, "succeeded");
+    assert.equal(stDone.result.structuredContent.stdout, "done\n");
+    assert.equal(stDone.result._meta?.["io.modelcontextprotocol/related-task"], undefined, "no related-task _meta in 2026-07-28");
+    assert.equal(stDone.error, undefined);
+    assert.ok(Date.parse(stDone.lastUpdatedAt) >= Date.parse(stDone.createdAt));
+    assert.equal((await getTask(a, sb, st.task_id)).state, "succeeded", "the MCP task id is the handle");
+
+    // run_command as a task: a failing command is a completed task whose
+    // result is a tool error (only a JSON-RPC error would be "failed").
+    const rc = created(await callAsTask(ra, "run_command", { sandbox_id: sb, command: "echo out; exit 3" }), sb, "run_command as a task");
+    const rcDone = await settle(ra, rc.taskId);
+    assert.equal(rcDone.status, "completed", JSON.stringify(rcDone));
+    assert.match(rcDone.statusMessage, /exit code 3/);
+    assert.equal(rcDone.result.resultType, "complete");
+    assert.equal(rcDone.result.isError, true);
+    const body = data(rcDone.result);
+    assert.equal(body.exit_code, 3);
+    assert.equal(body.stdout, "out\n");
+    assert.equal(body.timed_out, false);
+
+    // A timeout is a completed task too, and its message says so.
+    const slow = created(await callAsTask(ra, "start_task", { sandbox_id: sb, command: "sleep 30", timeout: 1 }), sb, "start_task with a timeout");
+    const slowDone = await settle(ra, slow.taskId);
+    assert.equal(slowDone.status, "completed");
+    assert.match(slowDone.statusMessage, /timed_out/);
+    assert.equal(slowDone.result.isError, true);
+    assert.equal(data(slowDone.result).state, "timed_out");
+
+    // A long one: started here, read and cancelled from a fresh process.
+    const long = created(await callAsTask(ra, "start_task", { sandbox_id: sb, command: "sleep 300" }), sb, "a long task");
+    await killServer(a);
+
+    const b = await server();
+    const rb = rawChannel(b);
+    const seen = result(await rb.request("tasks/get", { taskId: long.taskId }, T), "tasks/get from a fresh process");
+    assert.equal(seen.status, "working");
+    assert.equal(seen.createdAt, long.createdAt);
+    const ack = result(await rb.request("tasks/cancel", { taskId: long.taskId }, T), "tasks/cancel");
+    assert.deepEqual(Object.keys(ack).sort(), ["_meta", "resultType"], JSON.stringify(ack));
+    assert.equal(ack.resultType, "complete");
+    const cancelled = result(await rb.request("tasks/get", { taskId: long.taskId }, T), "tasks/get after cancel");
+    assert.equal(cancelled.status, "cancelled", JSON.stringify(cancelled));
+    assert.equal((await getTask(b, sb, long.task_id)).state, "cancelled");
+    const again = result(await rb.request("tasks/cancel", { taskId: long.taskId }, T), "a second tasks/cancel");
+    assert.equal(again.resultType, "complete", "cancelling an ended task is acknowledged too");
+    // taskbox tasks never ask for input.
+    error(await rb.request("tasks/update", { taskId: long.taskId, inputResponses: {} }, T), -32602, "tasks/update");
+    // Without the extension declared: -32021, naming it.
+    const missing = error(await rb.request("tasks/get", { taskId: long.taskId }, { capabilities: {} }), -32021, "tasks/get undeclared");
+    assert.deepEqual(missing.data?.requiredCapabilities?.extensions, { [TASKS_EXTENSION]: {} });
+    error(await rb.request("tasks/cancel", { taskId: long.taskId }, { capabilities: {} }), -32021, "tasks/cancel undeclared");
+    // Unknown or malformed task ids: -32602.
+    assert.match(error(await rb.request("tasks/get", { taskId: "not-a-task" }, T), -32602, "a bad taskId").message, /taskId/);
+    error(await rb.request("tasks/get", { taskId: `${sb}/${"0".repeat(32)}` }, T), -32602, "an unknown taskId");
+    error(await rb.request("tasks/cancel", { taskId: `${sb}/${"0".repeat(32)}` }, T), -32602, "cancel of an unknown taskId");
+    // Removed in 2026-07-28.
+    error(await rb.request("tasks/list", {}, T), -32601, "tasks/list");
+    error(await rb.request("tasks/result", { taskId: long.taskId }, T), -32601, "tasks/result");
+    // A tool without task support answers at once, extension or not.
+    const direct = result(await callAsTask(rb, "get_task", { sandbox_id: sb, task_id: long.task_id }), "get_task with the extension");
+    assert.equal(direct.resultType, "complete");
+    assert.equal(direct.structuredContent.state, "cancelled");
+    // Without the extension, run_command answers inline.
+    const inline = result(await callAsTask(rb, "run_command", { sandbox_id: sb, command: "echo inline" }, { capabilities: {} }), "run_command undeclared");
+    assert.equal(inline.resultType, "complete");
+    assert.equal(inline.structuredContent.stdout, "inline\n");
+    // Bad arguments of a call that would be a task: refused, named, no task.
+    const bad = error(await callAsTask(rb, "start_task", { sandbox_id: sb, command: "" }), -32602, "bad arguments");
+    assert.match(bad.message, /command/);
     await closeServer(b);
   });
 }

@@ -11,10 +11,16 @@ EXTRA_DIST += tests/http/clients.mk tests/http/sessions.test.mjs \
 	tests/http/inspector.test.mjs \
 	tests/contract/local-http.test.mjs tests/contract/local-http-v2.test.mjs \
 	tests/contract/docker-http.test.mjs tests/contract/docker-http-v2.test.mjs \
-	tests/contract/e2b-http.test.mjs tests/contract/e2b-http-v2.test.mjs
+	tests/contract/e2b-http.test.mjs tests/contract/e2b-http-v2.test.mjs \
+	tests/contract/local-http-modern.test.mjs \
+	tests/contract/docker-http-modern.test.mjs \
+	tests/contract/e2b-http-modern.test.mjs
 if INTEGRATION_TESTS
 TESTS += tests/http/sessions.test.mjs tests/http/inspector.test.mjs \
 	tests/contract/local-http.test.mjs tests/contract/local-http-v2.test.mjs \
 	tests/contract/docker-http.test.mjs tests/contract/docker-http-v2.test.mjs \
-	tests/contract/e2b-http.test.mjs tests/contract/e2b-http-v2.test.mjs
+	tests/contract/e2b-http.test.mjs tests/contract/e2b-http-v2.test.mjs \
+	tests/contract/local-http-modern.test.mjs \
+	tests/contract/docker-http-modern.test.mjs \
+	tests/contract/e2b-http-modern.test.mjs
 endif

@@ -9,8 +9,13 @@
 // and, for a whole run on another transport or client (startServer's
 // opts.transport and opts.client override them):
 //   TASKBOX_TEST_TRANSPORT stdio (default) or http
-//   TASKBOX_TEST_CLIENT    v1 (default: @modelcontextprotocol/sdk) or v2
-//                          (@modelcontextprotocol/client, legacy era)
+//   TASKBOX_TEST_CLIENT    v1 (default: @modelcontextprotocol/sdk), v2
+//                          (@modelcontextprotocol/client, legacy era),
+//                          v2-modern (the same client pinned to MCP
+//                          2026-07-28) or v2-auto (the same client in its
+//                          "auto" version negotiation: server/discover on a
+//                          throw-away process first, then modern, as taskbox
+//                          offers 2026-07-28)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -54,10 +59,46 @@ export function transportOf(opts = {}) {
   return t;
 }
 
+const CLIENT_KINDS = ["v1", "v2", "v2-modern", "v2-auto"];
+
 export function clientOf(opts = {}) {
   const c = opts.client || process.env.TASKBOX_TEST_CLIENT || "v1";
-  if (c !== "v1" && c !== "v2") throw new Error(`unknown client ${c} (v1 or v2)`);
+  if (!CLIENT_KINDS.includes(c)) throw new Error(`unknown client ${c} (${CLIENT_KINDS.join(", ")})`);
   return c;
+}
+
+// The era a client kind speaks with taskbox: "legacy" (initialize and a
+// session: protocol versions up to 2025-11-25) or "modern" (MCP 2026-07-28:
+// no handshake, no session, a _meta envelope on every request). v2-auto
+// negotiates, and taskbox's server/discover offers 2026-07-28, so it is
+// modern against taskbox (connectedEra tells what a live client chose).
+export function eraOf(kind) {
+  const k = clientOf({ client: kind });
+  return k === "v2-modern" || k === "v2-auto" ? "modern" : "legacy";
+}
+
+// The era a connected SDK client is in, as the client itself says
+// ("modern" or "legacy"; undefined for an SDK v2 client not connected).
+export function connectedEra(client) {
+  if (!isV2(client)) return "legacy";
+  return client.getProtocolEra();
+}
+
+// The clientInfo every client of these tests gives.
+export const CLIENT_INFO = { name: "taskbox-tests", version: "1.0.0" };
+
+// The modern revision and its request envelope (params._meta), for raw
+// requests: capabilities are the client capabilities it declares
+// (tasksCapabilities declares the tasks extension).
+export const MODERN_VERSION = "2026-07-28";
+export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+export const tasksCapabilities = { extensions: { [TASKS_EXTENSION]: {} } };
+export function envelope(capabilities = {}, clientInfo = CLIENT_INFO) {
+  return {
+    "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+    "io.modelcontextprotocol/clientInfo": clientInfo,
+    "io.modelcontextprotocol/clientCapabilities": capabilities,
+  };
 }
 
 // The SDK v2 packages are loaded only when a test asks for them.
@@ -70,16 +111,17 @@ async function sdkV2() {
   return v2;
 }
 
-const CLIENT_INFO = { name: "taskbox-tests", version: "1.0.0" };
-
 async function newClient(kind, opts) {
   const capabilities = opts.capabilities || {};
   if (kind === "v1") return new Client(CLIENT_INFO, { capabilities });
   const { Client: ClientV2 } = await sdkV2();
-  // Legacy era, pinned: a plain initialize, no server/discover probe. It is
-  // the SDK's default too; naming it keeps a later default from changing
-  // what these tests speak.
-  return new ClientV2(CLIENT_INFO, { capabilities, versionNegotiation: { mode: "legacy" } });
+  // v2: legacy era, pinned: a plain initialize, no server/discover probe.
+  // It is the SDK's default too; naming it keeps a later default from
+  // changing what these tests speak. v2-modern: MCP 2026-07-28 or fail (no
+  // fallback). v2-auto: probe, then modern or legacy. Both probe with
+  // server/discover first, on stdio in a sibling process of their own.
+  const mode = { v2: "legacy", "v2-modern": { pin: MODERN_VERSION }, "v2-auto": "auto" }[kind];
+  return new ClientV2(CLIENT_INFO, { capabilities, versionNegotiation: { mode } });
 }
 
 // Every HTTP server process this test process started and has not seen
@@ -112,14 +154,18 @@ const URL_LINE = /listening on (http:\/\/\S+)/;
 //   opts.env          extra environment (merged over process.env)
 //   opts.stderr       "inherit" (default) or "pipe"
 //   opts.transport    "stdio" or "http" (default: $TASKBOX_TEST_TRANSPORT or stdio)
-//   opts.client       "v1" or "v2" (default: $TASKBOX_TEST_CLIENT or v1)
+//   opts.client       "v1", "v2", "v2-modern" or "v2-auto" (default:
+//                     $TASKBOX_TEST_CLIENT or v1); every kind but v1 uses
+//                     the SDK v2 transports
 //   opts.capabilities the client's capabilities
 //   opts.token        http: the bearer token (default: a random one), or
 //                     false for a server without TASKBOX_HTTP_TOKEN
-// Returns { client, transport, pid, close(), kill(signal), kind, transportKind }
-// and, over HTTP, also url, token, headers, session() (another client in a
-// session of its own on the same process) and endSession() (DELETE, the
-// process stays).
+// Returns { client, transport, pid, close(), kill(signal), kind, era,
+// transportKind } and, over HTTP, also url, token, headers, session()
+// (another client in a session of its own on the same process; for a
+// modern kind simply another client on the same URL, as MCP 2026-07-28 has
+// no sessions) and endSession() (DELETE, the process stays; for a modern
+// kind it only closes that client).
 export async function startServer(opts = {}) {
   const kind = clientOf(opts);
   if (transportOf(opts) === "http") return startHttpServer(opts, kind);
@@ -138,6 +184,7 @@ export async function startServer(opts = {}) {
     client,
     transport,
     kind,
+    era: eraOf(kind),
     transportKind: "stdio",
     get pid() {
       return transport.pid;
@@ -239,7 +286,8 @@ async function startHttpServer(opts, kind) {
   }
 
   // One client, in a session of its own, on this process: the same kind
-  // of client unless sessionOpts.client names the other.
+  // of client unless sessionOpts.client names another. A modern client has
+  // no session: it is just another client of the same URL.
   async function session(sessionOpts = {}) {
     const k = clientOf({ client: sessionOpts.client || kind });
     const client = await newClient(k, { ...opts, ...sessionOpts });
@@ -250,13 +298,14 @@ async function startHttpServer(opts, kind) {
         : new (await sdkV2()).StreamableHTTPClientTransport(new URL(url), transportOpts);
     await client.connect(transport);
     let ended = false;
+    const era = eraOf(k);
     // DELETE the session, then drop the client. A server already gone has
-    // nothing to end.
+    // nothing to end, and neither has a modern client (no session).
     async function endSession() {
       if (ended) return;
       ended = true;
       try {
-        if (exit === null && signalled === null) await transport.terminateSession();
+        if (era === "legacy" && exit === null && signalled === null) await transport.terminateSession();
       } finally {
         await client.close();
       }
@@ -265,6 +314,7 @@ async function startHttpServer(opts, kind) {
       client,
       transport,
       kind: k,
+      era,
       transportKind: "http",
       url,
       token,
@@ -359,6 +409,66 @@ export function tasksOf(client) {
 
 function isV2(client) {
   return !(client instanceof Client);
+}
+
+// A raw JSON-RPC path beside an SDK v2 client, on the same transport: what
+// the SDK will not send or accept itself (the tasks extension's shapes,
+// which SDK v2 2.4.0 rejects). Requests use string ids "raw-N", which the
+// SDK's numeric ids never collide with; their answers are taken off the
+// transport before the SDK sees them.
+//   dispatch(request, { signal }) -> { kind: "result", result } or
+//     { kind: "error", error }: the request as given (the ext-tasks
+//     session's rawDispatch: it frames the envelope itself)
+//   request(method, params, { capabilities, signal }) -> the same, with
+//     the modern envelope declaring capabilities added to params._meta
+export function rawChannel(server) {
+  const transport = server.transport;
+  if (!isV2(server.client)) throw new Error("rawChannel: an SDK v2 client is needed");
+  const pending = new Map();
+  let next = 0;
+  const sdkOnMessage = transport.onmessage;
+  transport.onmessage = (msg, extra) => {
+    if (msg && typeof msg.id === "string" && pending.has(msg.id) && ("result" in msg || "error" in msg)) {
+      const resolve = pending.get(msg.id);
+      pending.delete(msg.id);
+      resolve("error" in msg ? { kind: "error", error: msg.error } : { kind: "result", result: msg.result });
+      return;
+    }
+    sdkOnMessage?.call(transport, msg, extra);
+  };
+  function dispatch(request, options = {}) {
+    return new Promise((resolve, reject) => {
+      const id = `raw-${++next}`;
+      pending.set(id, resolve);
+      options.signal?.addEventListener(
+        "abort",
+        () => {
+          pending.delete(id);
+          reject(options.signal.reason);
+        },
+        { once: true },
+      );
+      transport.send({ jsonrpc: "2.0", id, ...request }).catch((e) => {
+        pending.delete(id);
+        // Over HTTP a JSON-RPC error may come with a 4xx status (404 for
+        // -32601, ...), which the SDK's transport throws as an error
+        // quoting the body: that body is the answer.
+        const body = typeof e?.message === "string" ? e.message.slice(e.message.indexOf("{")) : "";
+        try {
+          const msg = JSON.parse(body);
+          if (msg.id === id && msg.error) return resolve({ kind: "error", error: msg.error, httpError: e });
+        } catch {
+          // not a JSON-RPC answer
+        }
+        reject(e);
+      });
+    });
+  }
+  function request(method, params = {}, { capabilities = {}, signal } = {}) {
+    const _meta = { ...(params._meta || {}), ...envelope(capabilities) };
+    return dispatch({ method, params: { ...params, _meta } }, { signal });
+  }
+  return { dispatch, request };
 }
 
 // A minimal assertion helper that names what it compared.

@@ -30,17 +30,24 @@ tests_mcp_test_parker_SOURCES = tests/mcp/test_parker.c
 tests_mcp_test_parker_CFLAGS = $(mcp_test_cflags)
 tests_mcp_test_parker_LDADD = $(mcp_test_ldadd)
 
-# Integration: the official SDK client and raw pipes against the binary,
+# Integration: the official SDK client and raw pipes against the binary
+# (MCP 2026-07-28 beside the legacy era: modern-stdio.test.mjs, and the
+# official client of its Tasks extension: ext-tasks.test.mjs),
 # the official conformance suite against its Streamable HTTP endpoint, and a
 # bounded libFuzzer run (tests/fuzz/run.sh builds its own target with
 # clang; FUZZ_SECONDS sets the time, 60 s by default).
 EXTRA_DIST += tests/mcp/raw.mjs tests/mcp/sdk.test.mjs \
+	tests/mcp/modern-stdio.test.mjs tests/mcp/ext-tasks.test.mjs \
 	tests/mcp/robustness.test.mjs tests/mcp/stdout-guard.test.mjs \
 	tests/mcp/parked-waits.test.mjs tests/conformance/run.sh tests/conformance/expected-failures.yml \
 	tests/conformance/fs-globsync.mjs tests/conformance/fs-globsync-hooks.mjs \
 	tests/conformance/fs-globsync-shim.mjs \
+	tests/conformance/run-2026.sh tests/conformance/expected-failures-2026.yml \
+	tests/conformance/baseline-2026.mjs \
 	tests/fuzz/run.sh tests/fuzz/fuzz_jsonrpc.c tests/fuzz/corpus
 if INTEGRATION_TESTS
-TESTS += tests/mcp/sdk.test.mjs tests/mcp/robustness.test.mjs \
-	tests/mcp/stdout-guard.test.mjs tests/mcp/parked-waits.test.mjs tests/conformance/run.sh tests/fuzz/run.sh
+TESTS += tests/mcp/sdk.test.mjs tests/mcp/modern-stdio.test.mjs tests/mcp/ext-tasks.test.mjs \
+	tests/mcp/robustness.test.mjs \
+	tests/mcp/stdout-guard.test.mjs tests/mcp/parked-waits.test.mjs tests/conformance/run.sh \
+	tests/conformance/run-2026.sh tests/fuzz/run.sh
 endif

@@ -3,9 +3,11 @@
 import { spawn } from "node:child_process";
 import { taskboxCommand } from "../lib/client.mjs";
 
-export function spawnRaw(args = []) {
+// opts.env: extra environment, merged over this process's.
+export function spawnRaw(args = [], opts = {}) {
   const { command, args: argv } = taskboxCommand(["serve", ...args]);
-  const child = spawn(command, argv, { stdio: ["pipe", "pipe", "inherit"] });
+  const env = opts.env ? { ...process.env, ...opts.env } : undefined;
+  const child = spawn(command, argv, { stdio: ["pipe", "pipe", "inherit"], env });
   const messages = [];
   const waiters = [];
   let tail = "";

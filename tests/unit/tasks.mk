@@ -38,11 +38,25 @@ tests_unit_test_task_list_CFLAGS = $(tasks_unit_cflags)
 tests_unit_test_task_list_LDADD = $(tasks_unit_ldadd)
 
 # The provider contract suite (tests/contract/suite.mjs, one NAME.test.mjs
-# per provider) and the demo session.
+# per provider) and the demo session; NAME-modern.test.mjs runs the suite
+# with the SDK v2 client pinned to MCP 2026-07-28 over stdio.
 EXTRA_DIST += tests/contract/suite.mjs tests/contract/waiting.mjs \
 	tests/contract/providers/local.mjs \
-	tests/contract/local.test.mjs tests/contract/local-nofile.test.mjs \
+	tests/contract/local.test.mjs tests/contract/local-modern.test.mjs \
+	tests/contract/local-nofile.test.mjs \
 	tests/demo/session.mjs tests/demo/run.sh
 if INTEGRATION_TESTS
-TESTS += tests/contract/local.test.mjs tests/contract/local-nofile.test.mjs
+TESTS += tests/contract/local.test.mjs tests/contract/local-modern.test.mjs \
+	tests/contract/local-nofile.test.mjs
+endif
+
+# The same in MCP 2026-07-28 on the docker provider (a real engine: its
+# place in tests/run-all.sh is ENGINE_TESTS) and on the e2b one (the fake).
+# Registered here rather than beside docker.test.mjs and e2b.test.mjs in
+# plugins/*/local.mk, with the same EXTRA_DIST and TESTS lines.
+EXTRA_DIST += tests/contract/docker-modern.test.mjs \
+	tests/contract/e2b-modern.test.mjs
+if INTEGRATION_TESTS
+TESTS += tests/contract/docker-modern.test.mjs \
+	tests/contract/e2b-modern.test.mjs
 endif
