@@ -4,12 +4,16 @@ EXTRA_DIST += \
 	bench/run.sh \
 	bench/bench.mjs \
 	bench/http.mjs \
+	bench/modern.mjs \
 	bench/echo.c \
 	bench/lib/figures.mjs \
 	bench/lib/httpclient.mjs \
 	bench/lib/httpload.mjs \
 	bench/lib/httpreport.mjs \
 	bench/lib/httpservers.mjs \
+	bench/lib/modernload.mjs \
+	bench/lib/modernprofile.mjs \
+	bench/lib/modernreport.mjs \
 	bench/lib/parked.mjs \
 	bench/lib/procfs.mjs \
 	bench/lib/rawstdio.mjs \
@@ -31,4 +35,6 @@ EXTRA_DIST += \
 	bench/results/http.md \
 	bench/results/http.json \
 	bench/results/http.dat \
-	bench/results/http.png
+	bench/results/http.png \
+	bench/results/modern.md \
+	bench/results/modern.json

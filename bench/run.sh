@@ -12,11 +12,16 @@
 # - builds taskbox in $BENCH_BUILD_DIR (default: a directory under $TMPDIR)
 #   unless $TASKBOX_BIN names a built binary, and the C echo loop bench/echo.c.
 # - then bench/http.mjs: taskbox's Streamable HTTP transport beside the SDK's
-#   own HTTP server (bench/peer/), and the cost of parked waits.
+#   own HTTP server (bench/peer/), and the cost of parked waits;
+# - then bench/modern.mjs: MCP 2026-07-28 requests against legacy ones on the
+#   same binary (stdio and HTTP), and through haproxy (/usr/sbin/haproxy)
+#   against direct; writes bench/results/modern.md and modern.json.
 # Environment: TASKBOX_BIN, TASKBOX_PLUGIN_PATH, BENCH_BUILD_DIR, BENCH_RUNS
 # (measured runs, default 5), BENCH_RESULTS (default bench/results), CC,
-# BENCH_ONLY (stdio or http: run that part alone; default both),
-# BENCH_HTTP_RUNS (default 3), BENCH_HTTP_WAITS (parked waits, default 1000).
+# BENCH_ONLY (stdio, http or modern: run that part alone; default all),
+# BENCH_HTTP_RUNS (default 3), BENCH_HTTP_WAITS (parked waits, default 1000),
+# BENCH_MODERN_RUNS (default 3), BENCH_MODERN_CALLS (stdio calls per side,
+# op and run, default 2000), BENCH_MODERN_SLICES (default 4).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -87,12 +92,13 @@ export TASKBOX_BIN BENCH_ECHO_BIN
 export TASKBOX_PLUGIN_PATH=${TASKBOX_PLUGIN_PATH:-}
 only=${BENCH_ONLY:-}
 case $only in
-'' | stdio | http) ;;
+'' | stdio | http | modern) ;;
 *)
-	say "BENCH_ONLY=$only: stdio or http"
+	say "BENCH_ONLY=$only: stdio, http or modern"
 	exit 1
 	;;
 esac
 say "taskbox: $TASKBOX_BIN; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-[ "$only" = http ] || node "$here/bench.mjs"
-[ "$only" = stdio ] || node "$here/http.mjs"
+if [ -z "$only" ] || [ "$only" = stdio ]; then node "$here/bench.mjs"; fi
+if [ -z "$only" ] || [ "$only" = http ]; then node "$here/http.mjs"; fi
+if [ -z "$only" ] || [ "$only" = modern ]; then node "$here/modern.mjs"; fi

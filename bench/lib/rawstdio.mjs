@@ -1,10 +1,13 @@
 // A raw MCP client on stdio for the parked-wait figures: newline-delimited
 // JSON-RPC on one pipe, any number of requests in flight, each with its own
 // time limit (a request past it is given up on; its late answer is dropped).
+// With { initialize: false } no initialize is sent: the caller's first
+// request decides the era (MCP 2026-07-28 requests carry their own
+// envelope, bench/modern.mjs).
 import { spawn } from "node:child_process";
 import { PROTOCOL_VERSION } from "./httpclient.mjs";
 
-export async function rawStdio(argv, env) {
+export async function rawStdio(argv, env, { initialize = true } = {}) {
   const child = spawn(argv[0], argv.slice(1), { env, stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d) => {
@@ -46,8 +49,10 @@ export async function rawStdio(argv, env) {
       pending.set(id, p);
       send({ jsonrpc: "2.0", id, method, ...(params ? { params } : {}) });
     });
-  await rpc("initialize", { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "taskbox-bench", version: "1.0.0" } }, 10000);
-  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  if (initialize) {
+    await rpc("initialize", { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "taskbox-bench", version: "1.0.0" } }, 10000);
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  }
   return {
     pid: child.pid,
     stderr: () => stderr,
