@@ -28,7 +28,8 @@ AM_TESTS_ENVIRONMENT = \
 	export TASKBOX_TEST_WRAPPER;
 
 dist_noinst_SCRIPTS += tests/vg tests/run-all.sh tests/install-deps.sh
-EXTRA_DIST += tests/package.json tests/package-lock.json tests/lib/client.mjs
+EXTRA_DIST += tests/package.json tests/package-lock.json tests/lib/client.mjs \
+	tests/lib/haproxy.mjs
 
 # What a Criterion unit test compiles and links with.
 UNIT_TEST_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) $(JANSSON_CFLAGS)

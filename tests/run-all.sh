@@ -199,7 +199,11 @@ stage_gcc() {
 	return $rc
 }
 
+# The asan stage's time is mostly the container engine's: a docker contract
+# run keeps a 2-core machine about a third busy, waiting on podman's execs.
+# Three tests at a time overlap those waits ($ASAN_JOBS overrides it).
 stage_asan() {
+	local jobs=${ASAN_JOBS:-3}
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
 		UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
 		build_and_check asan --enable-sanitizers

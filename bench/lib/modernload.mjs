@@ -6,11 +6,11 @@
 // per-thread CPU time of the server processes from /proc; and haproxy in
 // front of replicas (the configuration of tests/http/replicas.mjs).
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
-import net from "node:net";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { answerOf } from "./httpclient.mjs";
 import { SYSTEM_PATH } from "./servers.mjs";
+import { HAPROXY, freePort, haproxyConfig } from "../../tests/lib/haproxy.mjs";
 
 export const MODERN_VERSION = "2026-07-28";
 export const META = {
@@ -215,16 +215,6 @@ export async function interleaveCalls(parties, n, chunk = 50, flip = 0) {
 
 // --- haproxy -----------------------------------------------------------
 
-// A free loopback port (the balancer must be told one).
-export async function freePort() {
-  const s = net.createServer();
-  await new Promise((r) => s.listen(0, "127.0.0.1", r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-export const HAPROXY = existsSync("/usr/sbin/haproxy") ? "/usr/sbin/haproxy" : "haproxy";
 
 export function haproxyVersion() {
   const r = spawnSync(HAPROXY, ["-v"], { encoding: "utf8" });
@@ -239,30 +229,7 @@ export function haproxyVersion() {
 export async function startBalancer(dir, name, replicas) {
   const port = await freePort();
   const cfg = join(dir, `haproxy-${name}.cfg`);
-  writeFileSync(cfg, [
-    "global",
-    "  log stderr format raw local0 warning",
-    "defaults",
-    "  mode http",
-    "  log global",
-    "  timeout connect 2s",
-    "  timeout client 120s",
-    "  timeout server 120s",
-    "  retries 3",
-    "  option redispatch",
-    "  retry-on conn-failure",
-    "frontend mcp",
-    `  bind 127.0.0.1:${port}`,
-    "  default_backend taskbox",
-    "backend taskbox",
-    "  balance roundrobin",
-    "  option httpchk GET /healthz",
-    "  stick-table type string len 64 size 100k expire 30m",
-    "  stick match req.hdr(mcp-session-id)",
-    "  stick store-response res.hdr(mcp-session-id)",
-    ...replicas.map((r) => `  server ${r.name} 127.0.0.1:${r.port} check inter 300ms fall 1 rise 2`),
-    "",
-  ].join("\n"));
+  writeFileSync(cfg, haproxyConfig(port, replicas));
   const child = spawn(HAPROXY, ["-db", "-f", cfg], { stdio: ["ignore", "ignore", "pipe"], env: { PATH: SYSTEM_PATH } });
   let err = "";
   child.stderr.on("data", (d) => {

@@ -312,6 +312,17 @@ json_t *tb_rpc_result(json_t *id, json_t *result)
 	return msg;
 }
 
+json_t *tb_rpc_error_data(json_t *err, json_t *data)
+{
+	json_t *error = json_object_get(err, "error");
+
+	if (error && data)
+		json_object_set_new(error, "data", data);
+	else
+		json_decref(data);
+	return err;
+}
+
 json_t *tb_rpc_error(json_t *id, int code, const char *fmt, ...)
 {
 	char text[512];

@@ -105,6 +105,10 @@ json_t *tb_rpc_result(json_t *id, json_t *result);
 json_t *tb_rpc_error(json_t *id, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Gives an error response (tb_rpc_error's) its error.data; steals data
+ * (NULL: none). Returns err. */
+json_t *tb_rpc_error_data(json_t *err, json_t *data);
+
 /* Builds a notification; steals params (may be NULL). */
 json_t *tb_rpc_notification(const char *method, json_t *params);
 

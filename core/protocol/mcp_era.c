@@ -39,21 +39,15 @@ static bool modern_version(const char *v)
 json_t *tb_mcp_unsupported_version(json_t *id, const char *requested)
 {
 	json_t *supported = json_array();
-	json_t *err;
 
 	for (int i = 0; supported && tb_mcp_modern_versions[i]; i++)
 		json_array_append_new(supported,
 		                      json_string(tb_mcp_modern_versions[i]));
-	err = tb_rpc_error(id, TB_RPC_UNSUPPORTED_VERSION,
-	                   "Unsupported protocol version: %.64s", requested);
-	json_t *data = json_pack("{s:o?,s:s}", "supported", supported,
-	                         "requested", requested);
-	if (err && data)
-		json_object_set_new(json_object_get(err, "error"), "data",
-		                    data);
-	else
-		json_decref(data);
-	return err;
+	return tb_rpc_error_data(
+	    tb_rpc_error(id, TB_RPC_UNSUPPORTED_VERSION,
+	                 "Unsupported protocol version: %.64s", requested),
+	    json_pack("{s:o?,s:s}", "supported", supported, "requested",
+	              requested));
 }
 
 json_t *tb_mcp_envelope_error(json_t *id, json_t *params)

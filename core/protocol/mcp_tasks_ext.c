@@ -21,20 +21,14 @@ bool tb_mcp_tasks_ext_enabled(void)
 /* The -32021 response naming the extension. */
 static json_t *missing_extension(json_t *id, const char *what)
 {
-	json_t *err = tb_rpc_error(id, TB_RPC_MISSING_CAPABILITY,
-	                           "Missing required client capability: %s "
-	                           "needs the extension " TB_EXT_TASKS
-	                           " in _meta " TB_META_CAPABILITIES,
-	                           what);
-	json_t *data = json_pack("{s:{s:{s:{}}}}", "requiredCapabilities",
-	                         "extensions", TB_EXT_TASKS);
-
-	if (err && data)
-		json_object_set_new(json_object_get(err, "error"), "data",
-		                    data);
-	else
-		json_decref(data);
-	return err;
+	return tb_rpc_error_data(
+	    tb_rpc_error(id, TB_RPC_MISSING_CAPABILITY,
+	                 "Missing required client capability: %s needs the "
+	                 "extension " TB_EXT_TASKS
+	                 " in _meta " TB_META_CAPABILITIES,
+	                 what),
+	    json_pack("{s:{s:{s:{}}}}", "requiredCapabilities", "extensions",
+	              TB_EXT_TASKS));
 }
 
 /* The extension's task fields from the backend's Task object (the legacy

@@ -12,25 +12,34 @@
 
 #define PAGE_SIZE 100
 
+/* Whether array holds the string name. */
+static bool lists(json_t *array, const char *name)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(array, i, v)
+	{
+		if (json_is_string(v) &&
+		    strcmp(json_string_value(v), name) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* In the modern era a sandbox_id the schema leaves optional (the session
  * default stands in for it) is required: d's description says so and
  * its inputSchema (a copy) lists it. */
 static void without_sessions(json_t *d)
 {
 	json_t *schema = json_object_get(d, "inputSchema");
-	json_t *required = json_object_get(schema, "required");
-	size_t i;
-	json_t *v;
+	json_t *required;
+	char *text = NULL;
 
 	if (!json_object_get(json_object_get(schema, "properties"),
-	                     "sandbox_id"))
-		return;
-	json_array_foreach(required, i,
-	                   v) if (json_is_string(v) &&
-	                          strcmp(json_string_value(v), "sandbox_id") ==
-	                              0) return;
-	schema = json_deep_copy(schema);
-	if (!schema)
+	                     "sandbox_id") ||
+	    lists(json_object_get(schema, "required"), "sandbox_id") ||
+	    !(schema = json_deep_copy(schema)))
 		return;
 	required = json_object_get(schema, "required");
 	if (!json_is_array(required)) {
@@ -39,7 +48,6 @@ static void without_sessions(json_t *d)
 	}
 	json_array_append_new(required, json_string("sandbox_id"));
 	json_object_set_new(d, "inputSchema", schema);
-	char *text = NULL;
 	if (asprintf(&text,
 	             "%s In MCP 2026-07-28 there are no sessions, so no "
 	             "default sandbox: sandbox_id is required.",

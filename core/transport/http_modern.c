@@ -99,12 +99,8 @@ static enum MHD_Result mismatch(struct http_exchange *ex, json_t *id,
 	json_t *data = json_pack("{s:{s:s,s:s?,s:s}}", "mismatch", "name", name,
 	                         "header", got, "body", want);
 
-	if (err && data)
-		json_object_set_new(json_object_get(err, "error"), "data",
-		                    data);
-	else
-		json_decref(data);
-	return http_reply_json(ex, MHD_HTTP_BAD_REQUEST, err);
+	return http_reply_json(ex, MHD_HTTP_BAD_REQUEST,
+	                       tb_rpc_error_data(err, data));
 }
 
 /* Checks that header name repeats want; answers (returning false) when

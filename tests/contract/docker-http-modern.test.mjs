@@ -3,4 +3,4 @@
 import { contractSuite } from "./suite.mjs";
 import docker from "./providers/docker.mjs";
 
-contractSuite(docker, { transport: "http", client: "v2-modern" });
+contractSuite(docker, { transport: "http", client: "v2-modern", limitElsewhere: true });

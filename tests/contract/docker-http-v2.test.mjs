@@ -3,4 +3,4 @@
 import { contractSuite } from "./suite.mjs";
 import docker from "./providers/docker.mjs";
 
-contractSuite(docker, { transport: "http", client: "v2" });
+contractSuite(docker, { transport: "http", client: "v2", limitElsewhere: true });

@@ -16,7 +16,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { scratchDir, writeConfig } from "../lib/client.mjs";
-import { freePort, startBalancer, startReplica } from "./replicas.mjs";
+import { freePort } from "../lib/haproxy.mjs";
+import { startBalancer, startReplica } from "./replicas.mjs";
 
 const MODERN = "2026-07-28";
 const TASKS_EXT = "io.modelcontextprotocol/tasks";
