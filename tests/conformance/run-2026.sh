@@ -42,40 +42,12 @@ if ! command -v node >/dev/null 2>&1 || [ ! -f "$suite" ]; then
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/taskbox-conformance-2026.XXXXXX") || exit 99
-server_pid=
-cleanup() {
-	if [ -n "$server_pid" ]; then
-		kill -KILL "$server_pid" 2>/dev/null
-		wait "$server_pid" 2>/dev/null
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
+name=conformance-2026
+# shellcheck source=tests/conformance/serve.sh
+. "$here/serve.sh"
 mkdir -p "$work/state" "$work/config" || exit 99
-# shellcheck disable=SC2086
-env -u TASKBOX_HTTP_TOKEN -u TASKBOX_CONFIG XDG_STATE_HOME="$work/state" \
-	XDG_CONFIG_HOME="$work/config" ${TASKBOX_TEST_WRAPPER:-} \
-	"$TASKBOX_BIN" serve --http 127.0.0.1:0 --test-tools \
-	2>"$work/server.log" &
-server_pid=$!
-
-# Wait up to 120 s (valgrind starts slowly) for the URL.
-tries=0
-url=
-while [ -z "$url" ]; do
-	url=$(sed -n 's|.*listening on \(http://[^ ]*\).*|\1|p' "$work/server.log" |
-		head -n 1)
-	[ -n "$url" ] && break
-	tries=$((tries + 1))
-	if [ $tries -ge 1200 ] || ! kill -0 "$server_pid" 2>/dev/null; then
-		echo "conformance-2026: the server did not start" >&2
-		cat "$work/server.log" >&2
-		exit 99
-	fi
-	sleep 0.1
-done
+serve_start -u TASKBOX_HTTP_TOKEN -u TASKBOX_CONFIG \
+	XDG_STATE_HOME="$work/state" XDG_CONFIG_HOME="$work/config"
 
 cd "$work" || exit 99
 node --import "$here/fs-globsync.mjs" "$suite" server --url "$url" \
@@ -115,14 +87,4 @@ for (const [n, id] of ids.entries()) {
 }
 EOF
 
-kill -TERM "$server_pid"
-wait "$server_pid"
-src=$?
-server_pid=
-if [ $rc -ne 0 ] || [ $src -ne 0 ]; then
-	[ $src -eq 0 ] || echo "conformance-2026: the server exited $src after SIGTERM" >&2
-	echo "conformance-2026: failed; the server said:" >&2
-	tail -n 50 "$work/server.log" >&2
-	[ $rc -ne 0 ] || rc=1
-fi
-exit $rc
+serve_stop $rc

@@ -43,6 +43,7 @@ EXTRA_DIST += tests/mcp/raw.mjs tests/mcp/sdk.test.mjs \
 	tests/conformance/fs-globsync.mjs tests/conformance/fs-globsync-hooks.mjs \
 	tests/conformance/fs-globsync-shim.mjs \
 	tests/conformance/run-2026.sh tests/conformance/expected-failures-2026.yml \
+	tests/conformance/serve.sh \
 	tests/conformance/baseline-2026.mjs \
 	tests/fuzz/run.sh tests/fuzz/fuzz_jsonrpc.c tests/fuzz/corpus
 if INTEGRATION_TESTS
