@@ -55,18 +55,13 @@ static bool terminal(const char *status)
 	                  strcmp(status, "cancelled") == 0);
 }
 
-/* tools/call answered with CreateTaskResult: the task exists (its status
- * record is written) before the answer leaves. */
-static json_t *job_create(struct tb_call *c)
+/* Whether a task (the extension's fields) has ended other than by a
+ * cancel: it has an outcome to read. */
+static bool ended_with_outcome(json_t *task)
 {
-	json_t *task, *err = tb_mcp_tasks_start(c, &task);
+	const char *status = json_string_value(json_object_get(task, "status"));
 
-	if (err)
-		return err;
-	task = task_fields(task);
-	if (task)
-		json_object_set_new(task, "resultType", json_string("task"));
-	return task ? tb_rpc_result(c->id, task) : NULL;
+	return terminal(status) && strcmp(status, "cancelled") != 0;
 }
 
 /* The Task object of the job's taskId, in the extension's fields: NULL
@@ -94,9 +89,9 @@ static void inline_outcome(struct tb_call *c, json_t *task)
 	char err[1024] = "";
 	json_t *out = NULL;
 	bool is_error = false;
-	int rc =
-	    tb_task_backend_get()->result(&c->base, tb_mcp_tasks_param_id(c),
-	                                  &out, &is_error, err, sizeof err);
+	int rc = tb_task_backend_get()->result(
+	    &c->base, json_string_value(json_object_get(task, "taskId")), &out,
+	    &is_error, err, sizeof err);
 
 	if (rc == 0 && out) {
 		json_t *result = tb_call_tool_result(c, out, is_error);
@@ -119,6 +114,28 @@ static void inline_outcome(struct tb_call *c, json_t *task)
 	              "message", err[0] ? err : "out of memory"));
 }
 
+/* tools/call answered with CreateTaskResult: the task exists (its status
+ * record is written) before the answer leaves. A task that has already
+ * ended (a quick command) has the status tasks/get would give it, without
+ * the outcome itself. */
+static json_t *job_create(struct tb_call *c)
+{
+	json_t *task, *err = tb_mcp_tasks_start(c, &task);
+
+	if (err)
+		return err;
+	task = task_fields(task);
+	if (!task)
+		return NULL;
+	if (ended_with_outcome(task)) {
+		inline_outcome(c, task);
+		json_object_del(task, "result");
+		json_object_del(task, "error");
+	}
+	json_object_set_new(task, "resultType", json_string("task"));
+	return tb_rpc_result(c->id, task);
+}
+
 /* tasks/get: the task; once completed or failed, its outcome inlined. */
 static json_t *job_get(struct tb_call *c)
 {
@@ -126,8 +143,7 @@ static json_t *job_get(struct tb_call *c)
 
 	if (!task)
 		return reply;
-	const char *status = json_string_value(json_object_get(task, "status"));
-	if (terminal(status) && strcmp(status, "cancelled") != 0)
+	if (ended_with_outcome(task))
 		inline_outcome(c, task);
 	json_object_set_new(task, "resultType", json_string("complete"));
 	return tb_rpc_result(c->id, task);

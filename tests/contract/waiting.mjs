@@ -273,7 +273,10 @@ function modernTasksTest(h) {
   function created(r, sb, what) {
     const c = result(r, what);
     assert.equal(c.resultType, "task", `${what}: ${JSON.stringify(c)}`);
-    assert.equal(c.status, "working");
+    // A quick command may have ended by the time the task is answered:
+    // then its status is what tasks/get gives (a failing command too is
+    // completed), never failed.
+    assert.ok(["working", "completed"].includes(c.status), `${what}: status ${c.status}`);
     assert.equal(typeof c.statusMessage, "string");
     const [sbOf, taskOf, ...rest] = c.taskId.split("/");
     assert.equal(sbOf, sb, "the taskId is <sandbox_id>/<task_id>");
