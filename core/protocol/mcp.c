@@ -206,10 +206,8 @@ static json_t *modern(struct tb_mcp *s, struct tb_rpc_msg *m, const char *key)
 		    m->id, tb_mcp_discover_result(tb_mcp_tasks_ext_enabled()));
 	if (s->era == TB_ERA_UNDECIDED) {
 		s->era = TB_ERA_MODERN;
-		snprintf(
-		    s->version, sizeof s->version, "%s",
-		    json_string_value(json_object_get(
-		        json_object_get(m->params, "_meta"), TB_META_VERSION)));
+		snprintf(s->version, sizeof s->version, "%s",
+		         tb_mcp_claimed_version(m->params));
 		tb_log(TB_LOG_INFO, "serving protocol %s (no sessions)",
 		       s->version);
 	}

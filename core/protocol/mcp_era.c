@@ -19,6 +19,12 @@ bool tb_mcp_claims(json_t *params)
 	return json_object_get(meta_of(params), TB_META_VERSION) != NULL;
 }
 
+const char *tb_mcp_claimed_version(json_t *params)
+{
+	return json_string_value(
+	    json_object_get(meta_of(params), TB_META_VERSION));
+}
+
 bool tb_mcp_claims_partly(json_t *params)
 {
 	json_t *meta = meta_of(params);

@@ -25,6 +25,10 @@ enum tb_mcp_era {
  * is there, whatever its value): the body's era is modern. */
 bool tb_mcp_claims(json_t *params);
 
+/* The version a request's params claim in _meta when it is a string,
+ * else NULL. */
+const char *tb_mcp_claimed_version(json_t *params);
+
 /* Whether a request's _meta holds the modern envelope's other keys
  * (client capabilities or info) without the version: an envelope that
  * names no version, not a legacy request. */

@@ -122,8 +122,7 @@ bool http_modern_check(struct http_exchange *ex, const struct tb_rpc_msg *m,
                        enum MHD_Result *rc)
 {
 	json_t *id = m->kind == TB_RPC_REQUEST ? m->id : NULL;
-	const char *version = json_string_value(json_object_get(
-	    json_object_get(m->params, "_meta"), TB_META_VERSION));
+	const char *version = tb_mcp_claimed_version(m->params);
 	const char *member;
 
 	/* Headers and body disagreeing comes first (-32020), whatever the
