@@ -30,6 +30,7 @@ size_t tb_provider_min_size(uint32_t minor)
 	switch (minor) {
 	case 0:
 	case 1: /* 1.1 appended features, which may be absent (no features) */
+	case 2: /* 1.2 appended the optional read_files */
 		return OPS_OFFSET(destroy) + sizeof(void (*)(void));
 	default:
 		return 0;

@@ -10,7 +10,7 @@
 
 static const char *const ops[] = {"create",    "connect",    "exec",
                                   "read_file", "write_file", "renew",
-                                  "destroy",   NULL};
+                                  "destroy",   "read_files", NULL};
 static const double seconds_buckets[] = {0.0001, 0.0005, 0.001, 0.005, 0.025,
                                          0.1,    0.5,    2.5,   10,    60};
 

@@ -13,6 +13,7 @@ enum tb_provider_op {
 	TB_POP_WRITE_FILE,
 	TB_POP_RENEW,
 	TB_POP_DESTROY,
+	TB_POP_READ_FILES,
 };
 
 /* The clock at the start of a provider call. */

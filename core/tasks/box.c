@@ -164,6 +164,103 @@ int tb_box_read(struct tb_box *box, const char *path, uint64_t offset,
 	return rc;
 }
 
+bool tb_box_batches_reads(const struct tb_box *box)
+{
+	return box->inst->plugin->read_files != NULL;
+}
+
+void tb_read_items_free(struct taskbox_read_item *const *items, size_t count)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		tb_buf_free(&items[i]->data);
+}
+
+/* Checks a batch's answers: every status known, no page too long.
+ * Returns TASKBOX_OK or the rule broken, with err set. */
+static int check_items(struct tb_box *box,
+                       struct taskbox_read_item *const *items, size_t count,
+                       char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		const struct taskbox_read_item *it = items[i];
+		const char *why = NULL;
+
+		if (it->status != TASKBOX_OK &&
+		    it->status != TASKBOX_E_NOT_FOUND)
+			why = "the provider left its status unset";
+		else if (it->data.len > it->length)
+			why = "the provider returned more bytes than asked";
+		else if (it->status != TASKBOX_OK && it->data.len)
+			why = "the provider returned bytes for a missing file";
+		if (why) {
+			snprintf(err, errlen, "sandbox %s: reading %s: %s",
+			         box->id, it->path, why);
+			return TASKBOX_E_PROTOCOL;
+		}
+	}
+	return TASKBOX_OK;
+}
+
+/* The fallback without read_files: one read_file per item. */
+static int read_one_by_one(struct tb_box *box,
+                           struct taskbox_read_item *const *items, size_t count,
+                           char *err, size_t errlen)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < count; i++) {
+		struct taskbox_read_item *it = items[i];
+
+		rc = tb_box_read(box, it->path, it->offset, it->length,
+		                 &it->data, &it->file_size, err, errlen);
+		if (rc != TASKBOX_OK && rc != TASKBOX_E_NOT_FOUND)
+			return rc;
+		it->status = rc;
+	}
+	return TASKBOX_OK;
+}
+
+int tb_box_read_many(struct tb_box *box, struct taskbox_read_item *const *items,
+                     size_t count, char *err, size_t errlen)
+{
+	char perr[TASKBOX_ERRBUF_SIZE] = "";
+	size_t i;
+	int rc;
+
+	for (i = 0; i < count; i++) {
+		struct taskbox_read_item *it = items[i];
+
+		it->struct_size = sizeof(*it);
+		/* A status no provider gives, so an unanswered item shows. */
+		it->status = -1;
+		memset(&it->data, 0, sizeof(it->data));
+		it->file_size = UINT64_MAX;
+	}
+	if (!tb_box_batches_reads(box)) {
+		rc = read_one_by_one(box, items, count, err, errlen);
+	} else {
+		uint64_t t0 = tb_provider_call_start();
+		rc = box->inst->plugin->read_files(box->conn, items, count,
+		                                   perr, sizeof(perr));
+		tb_provider_call_end(TB_POP_READ_FILES, t0, rc);
+		if (rc != TASKBOX_OK)
+			snprintf(err, errlen, "sandbox %s: reading: %s (%s)",
+			         box->id, tb_status_text(rc),
+			         perr[0] ? perr
+			                 : "no detail from the provider");
+		else
+			rc = check_items(box, items, count, err, errlen);
+	}
+	if (rc != TASKBOX_OK)
+		tb_read_items_free(items, count);
+	return rc;
+}
+
 void tb_box_renew(struct tb_box *box, uint32_t lifetime_s)
 {
 	char perr[TASKBOX_ERRBUF_SIZE] = "";

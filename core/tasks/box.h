@@ -5,6 +5,7 @@
 #ifndef TB_BOX_H
 #define TB_BOX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,20 @@ int tb_box_read(struct tb_box *box, const char *path, uint64_t offset,
                 char *err, size_t errlen);
 
 void tb_buf_free(struct taskbox_buf *buf);
+
+/* Reads every item (path, offset, length set by the caller; the rest
+ * zeroed here) in one provider batch when the provider offers read_files,
+ * else one by one. Each item's status is TASKBOX_OK or TASKBOX_E_NOT_FOUND
+ * on success. Returns the provider's status; on failure err says what
+ * happened and every item's data is freed. Free the items' data with
+ * tb_read_items_free. */
+int tb_box_read_many(struct tb_box *box, struct taskbox_read_item *const *items,
+                     size_t count, char *err, size_t errlen);
+
+/* Whether the provider reads a batch in about one round trip. */
+bool tb_box_batches_reads(const struct tb_box *box);
+
+void tb_read_items_free(struct taskbox_read_item *const *items, size_t count);
 
 /* Sets the sandbox to live lifetime_s from now when the provider can; 0
  * when done or not offered (renewal is best effort and only logged). */

@@ -211,28 +211,43 @@ void tb_sup_remove(struct tb_box *box, const char *task_id,
 	run_verb(box, argv, task_id, VERB_TIMEOUT_MS, reply);
 }
 
+const char *tb_sup_task_path(char *buf, size_t len, const char *task_id,
+                             const char *name)
+{
+	snprintf(buf, len, TB_TASK_ROOT "/%s/%s", task_id, name);
+	return buf;
+}
+
+int tb_sup_parse_status(const struct tb_box *box, const char *task_id,
+                        const struct taskbox_buf *data,
+                        struct tb_task_record *rec, char *err, size_t errlen)
+{
+	char perr[TB_ERR_MAX];
+
+	if (data->len == 0 ||
+	    tb_record_cache_parse((const char *)data->data, data->len, task_id,
+	                          rec, perr, sizeof(perr)) < 0) {
+		snprintf(err, errlen, "sandbox %s: task %s: %s", box->id,
+		         task_id, data->len ? perr : "status record is empty");
+		return TASKBOX_E_PROTOCOL;
+	}
+	return TASKBOX_OK;
+}
+
 int tb_sup_read_status(struct tb_box *box, const char *task_id,
                        struct tb_task_record *rec, char *err, size_t errlen)
 {
-	char path[128], perr[TB_ERR_MAX];
+	char path[128];
 	struct taskbox_buf data;
 	uint64_t size;
 	int rc;
 
 	memset(rec, 0, sizeof(*rec));
-	snprintf(path, sizeof(path), TB_TASK_ROOT "/%s/status.json", task_id);
-	/* A record holds the command (at most 96 KiB encoded) and small
-	 * fields; 1 MiB is far more than any record. */
-	rc = tb_box_read(box, path, 0, 1024 * 1024, &data, &size, err, errlen);
-	if (rc != TASKBOX_OK)
-		return rc;
-	if (data.len == 0 ||
-	    tb_record_cache_parse((const char *)data.data, data.len, task_id,
-	                          rec, perr, sizeof(perr)) < 0) {
-		snprintf(err, errlen, "sandbox %s: task %s: %s", box->id,
-		         task_id, data.len ? perr : "status record is empty");
-		rc = TASKBOX_E_PROTOCOL;
-	}
+	tb_sup_task_path(path, sizeof(path), task_id, "status.json");
+	rc =
+	    tb_box_read(box, path, 0, TB_STATUS_MAX, &data, &size, err, errlen);
+	if (rc == TASKBOX_OK)
+		rc = tb_sup_parse_status(box, task_id, &data, rec, err, errlen);
 	tb_buf_free(&data);
 	return rc;
 }

@@ -13,6 +13,10 @@
 /* The task root, relative to the sandbox's home. */
 #define TB_TASK_ROOT ".taskbox/tasks"
 
+/* What a read of status.json asks for: a record holds the command (at most
+ * 96 KiB encoded) and small fields; 1 MiB is far more than any record. */
+#define TB_STATUS_MAX (1024 * 1024)
+
 /* Outcomes of a verb. */
 enum tb_sup_outcome {
 	TB_SUP_RECORD,  /* a status record was printed and parsed */
@@ -64,6 +68,17 @@ int tb_sup_list(struct tb_box *box, json_t **tasks, char *err, size_t errlen);
  * reason in err (a record that does not parse is TASKBOX_E_PROTOCOL). */
 int tb_sup_read_status(struct tb_box *box, const char *task_id,
                        struct tb_task_record *rec, char *err, size_t errlen);
+
+/* Parses status.json's text as read (for instance in a batch), like
+ * tb_sup_read_status after its read: TASKBOX_OK or TASKBOX_E_PROTOCOL. */
+int tb_sup_parse_status(const struct tb_box *box, const char *task_id,
+                        const struct taskbox_buf *data,
+                        struct tb_task_record *rec, char *err, size_t errlen);
+
+/* The path of a file in a task's directory (name: "status.json",
+ * "stdout", "stderr", "heartbeat"), into buf. */
+const char *tb_sup_task_path(char *buf, size_t len, const char *task_id,
+                             const char *name);
 
 /* True when the task's directory exists (one small exec): tells a start
  * that was interrupted before its first record from a task that never

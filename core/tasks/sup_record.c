@@ -199,3 +199,20 @@ int tb_proc_stat_is_live(const char *line, size_t len, uint64_t starttime)
 		return 0;
 	return got == starttime;
 }
+
+int tb_heartbeat_fresh(const unsigned char *text, size_t len, int64_t now_ms)
+{
+	int64_t beat = 0;
+	size_t i;
+
+	/* At most 18 digits: no overflow, and far past any real clock. */
+	if (len < 2 || len > 19 || text[len - 1] != '\n')
+		return 0;
+	for (i = 0; i + 1 < len; i++) {
+		if (text[i] < '0' || text[i] > '9')
+			return 0;
+		beat = beat * 10 + (text[i] - '0');
+	}
+	return beat >= now_ms - TB_HEARTBEAT_TRUST_MS &&
+	       beat <= now_ms + TB_HEARTBEAT_TRUST_MS;
+}

@@ -70,4 +70,13 @@ int tb_proc_stat_starttime(const char *line, size_t len, uint64_t *starttime);
  * is malformed. */
 int tb_proc_stat_is_live(const char *line, size_t len, uint64_t starttime);
 
+/* How far (either way) a supervisor's heartbeat may be from the host's
+ * clock and still prove it alive (docs/supervisor.md, liveness). */
+#define TB_HEARTBEAT_TRUST_MS 3000
+
+/* Whether a heartbeat file's text (the sandbox's clock in ms since the
+ * epoch, digits and a newline) lies within TB_HEARTBEAT_TRUST_MS of now_ms:
+ * 1 when it does, 0 when it is malformed or further off. */
+int tb_heartbeat_fresh(const unsigned char *text, size_t len, int64_t now_ms);
+
 #endif /* TB_SUP_RECORD_H */

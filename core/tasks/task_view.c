@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tasks/host_mask.h"
 #include "tasks/record_cache.h"
@@ -17,6 +18,106 @@ struct page {
 	uint64_t offset;
 	uint64_t size; /* saved bytes so far, or final */
 };
+
+/* A view's reads made together, in one provider batch, where the provider
+ * batches reads: the record, the supervisor's heartbeat, and both pages
+ * (read before the record says whether the task has ended). */
+struct prefetch {
+	bool on;
+	bool beat; /* the heartbeat was asked for */
+	struct taskbox_read_item status, heartbeat, page[2];
+	char paths[4][128];
+};
+
+/* Reads everything a view needs in one batch. Returns TASKBOX_OK (with
+ * pf->on false when the provider does not batch), or the batch's failure
+ * with err set. */
+static int prefetch(struct tb_box *box, const char *task_id,
+                    const struct tb_page_req *pr, struct prefetch *pf,
+                    char *err, size_t errlen)
+{
+	struct taskbox_read_item *items[4];
+	size_t n = 0;
+	int rc;
+
+	memset(pf, 0, sizeof(*pf));
+	if (!tb_box_batches_reads(box))
+		return TASKBOX_OK;
+	pf->status.path = tb_sup_task_path(pf->paths[0], sizeof(pf->paths[0]),
+	                                   task_id, "status.json");
+	pf->status.length = TB_STATUS_MAX;
+	items[n++] = &pf->status;
+	pf->page[0].path = tb_sup_task_path(pf->paths[1], sizeof(pf->paths[1]),
+	                                    task_id, "stdout");
+	pf->page[0].offset = pr->stdout_offset;
+	pf->page[0].length = pr->limit;
+	items[n++] = &pf->page[0];
+	pf->page[1].path = tb_sup_task_path(pf->paths[2], sizeof(pf->paths[2]),
+	                                    task_id, "stderr");
+	pf->page[1].offset = pr->stderr_offset;
+	pf->page[1].length = pr->limit;
+	items[n++] = &pf->page[1];
+	/* Where the host watches pidfds, it needs no heartbeat. */
+	pf->beat = !(box->inst->plugin->features & TASKBOX_FEATURE_HOST_PIDS);
+	if (pf->beat) {
+		pf->heartbeat.path = tb_sup_task_path(
+		    pf->paths[3], sizeof(pf->paths[3]), task_id, "heartbeat");
+		pf->heartbeat.length = 32;
+		items[n++] = &pf->heartbeat;
+	}
+	rc = tb_box_read_many(box, items, n, err, errlen);
+	pf->on = rc == TASKBOX_OK;
+	return rc;
+}
+
+static void prefetch_free(struct prefetch *pf)
+{
+	tb_buf_free(&pf->status.data);
+	tb_buf_free(&pf->heartbeat.data);
+	tb_buf_free(&pf->page[0].data);
+	tb_buf_free(&pf->page[1].data);
+}
+
+/* Whether the prefetched heartbeat proves the supervisor alive. */
+static bool beat_says_alive(const struct prefetch *pf)
+{
+	struct timespec ts;
+
+	if (!pf->on || !pf->beat || pf->heartbeat.status != TASKBOX_OK)
+		return false;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return tb_heartbeat_fresh(
+	           pf->heartbeat.data.data, pf->heartbeat.data.len,
+	           (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000) == 1;
+}
+
+/* Takes a prefetched page of a log into p when it can stand for a read
+ * now: always while the task runs; once it has ended, only when it holds
+ * every byte the record says the log has there (the batch may have read
+ * the log before its last bytes were written). True when taken. */
+static bool take_prefetched(struct taskbox_read_item *it, bool terminal,
+                            int64_t recorded, struct page *p)
+{
+	uint64_t size = it->status == TASKBOX_OK ? it->file_size : 0;
+
+	if (terminal) {
+		uint64_t want = (uint64_t)recorded > it->offset
+		                    ? (uint64_t)recorded - it->offset
+		                    : 0;
+
+		if (want > it->length)
+			want = it->length;
+		if (it->data.len != want)
+			return false;
+	} else if (size != UINT64_MAX) {
+		p->size = size;
+	} else {
+		p->size = it->offset + it->data.len;
+	}
+	p->data = it->data;
+	memset(&it->data, 0, sizeof(it->data));
+	return true;
+}
 
 json_t *tb_page_text(const unsigned char *data, size_t len)
 {
@@ -74,7 +175,8 @@ json_t *tb_task_fields(const char *sandbox_id, const char *task_id,
 static int read_page(struct tb_box *box, const char *task_id,
                      const struct tb_task_record *rec, bool terminal,
                      enum tb_log_stream stream, uint64_t offset, size_t limit,
-                     struct page *p, char *err, size_t errlen)
+                     struct prefetch *pf, struct page *p, char *err,
+                     size_t errlen)
 {
 	static const char *const names[] = {"stdout", "stderr"};
 	int64_t recorded = -1;
@@ -94,8 +196,9 @@ static int read_page(struct tb_box *box, const char *task_id,
 		                             &p->data))
 			return TASKBOX_OK;
 	}
-	snprintf(path, sizeof(path), TB_TASK_ROOT "/%s/%s", task_id,
-	         names[stream]);
+	if (pf->on && take_prefetched(&pf->page[stream], terminal, recorded, p))
+		goto got;
+	tb_sup_task_path(path, sizeof(path), task_id, names[stream]);
 	rc =
 	    tb_box_read(box, path, offset, limit, &p->data, &size, err, errlen);
 	if (rc == TASKBOX_E_NOT_FOUND) {
@@ -104,14 +207,13 @@ static int read_page(struct tb_box *box, const char *task_id,
 	}
 	if (rc != TASKBOX_OK)
 		return rc;
+	if (!terminal)
+		p->size = size != UINT64_MAX ? size : offset + p->data.len;
+got:
 	if (terminal) {
 		if (offset == 0)
 			tb_record_cache_keep_log(rec, stream, p->data.data,
 			                         p->data.len);
-	} else if (size != UINT64_MAX) {
-		p->size = size;
-	} else {
-		p->size = offset + p->data.len;
 	}
 	return TASKBOX_OK;
 }
@@ -130,14 +232,19 @@ static const char *join(char *buf, size_t len, const char *a, const char *b)
  * and *rec (possibly empty) and *why (a reason for unknown, or NULL), or 1
  * with a tool error in *result. */
 static int read_state(struct tb_box *box, const char *task_id,
-                      struct tb_task_record *rec, enum tb_task_state *state,
-                      char *why, size_t whylen, json_t **result)
+                      const struct prefetch *pf, struct tb_task_record *rec,
+                      enum tb_task_state *state, char *why, size_t whylen,
+                      json_t **result)
 {
 	char err[TB_ERR_MAX];
 	int rc, exists, alive;
 
 	why[0] = '\0';
-	rc = tb_sup_read_status(box, task_id, rec, err, sizeof(err));
+	if (!pf->on)
+		rc = tb_sup_read_status(box, task_id, rec, err, sizeof(err));
+	else if ((rc = pf->status.status) == TASKBOX_OK)
+		rc = tb_sup_parse_status(box, task_id, &pf->status.data, rec,
+		                         err, sizeof(err));
 	if (rc == TASKBOX_E_NOT_FOUND) {
 		exists = tb_sup_task_dir_exists(box, task_id, err, sizeof(err));
 		if (exists < 0)
@@ -168,7 +275,8 @@ static int read_state(struct tb_box *box, const char *task_id,
 	*state = rec->state;
 	if (rec->state != TB_TASK_RUNNING)
 		return 0;
-	alive = tb_sup_alive(box, rec, err, sizeof(err));
+	alive =
+	    beat_says_alive(pf) ? 1 : tb_sup_alive(box, rec, err, sizeof(err));
 	if (alive == 1)
 		return 0;
 	/* A supervisor that just finished wrote its final record, then
@@ -206,21 +314,30 @@ int tb_task_view(struct tb_box *box, const char *task_id,
 	json_t *r = NULL;
 	int rc;
 
+	struct prefetch pf;
+
 	memset(&rec, 0, sizeof(rec));
 	if (sup)
 		memset(sup, 0, sizeof *sup);
-	if (read_state(box, task_id, &rec, &state, why, sizeof(why), result))
+	if (prefetch(box, task_id, pr, &pf, err, sizeof(err)) != TASKBOX_OK) {
+		*result = tb_error_json(err);
 		return 1;
+	}
+	if (read_state(box, task_id, &pf, &rec, &state, why, sizeof(why),
+	               result)) {
+		prefetch_free(&pf);
+		return 1;
+	}
 	if (sup && state == TB_TASK_RUNNING && rec.json) {
 		sup->pid = rec.supervisor_pid;
 		sup->start = rec.supervisor_start;
 	}
 	terminal = tb_task_state_terminal(state);
 	if (read_page(box, task_id, &rec, terminal, TB_LOG_STDOUT,
-	              pr->stdout_offset, pr->limit, &out, err,
+	              pr->stdout_offset, pr->limit, &pf, &out, err,
 	              sizeof(err)) != TASKBOX_OK ||
 	    read_page(box, task_id, &rec, terminal, TB_LOG_STDERR,
-	              pr->stderr_offset, pr->limit, &errp, err,
+	              pr->stderr_offset, pr->limit, &pf, &errp, err,
 	              sizeof(err)) != TASKBOX_OK) {
 		*result = tb_error_json(err);
 		rc = 1;
@@ -265,6 +382,7 @@ int tb_task_view(struct tb_box *box, const char *task_id,
 	*result = r;
 	rc = 0;
 out:
+	prefetch_free(&pf);
 	tb_buf_free(&out.data);
 	tb_buf_free(&errp.data);
 	tb_task_record_clear(&rec);

@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define TASKBOX_ABI_MAJOR 1
-#define TASKBOX_ABI_MINOR 1
+#define TASKBOX_ABI_MINOR 2
 
 /* The one exported symbol of a plugin, carrying the ABI major. */
 #define TASKBOX_PROVIDER_ENTRY taskbox_provider_entry_v1
@@ -167,6 +167,19 @@ struct taskbox_exec_result {
 	struct taskbox_buf err;
 };
 
+/* One file of a read_files batch (ABI 1.2). The host sets struct_size,
+ * path, offset and length, and zeroes the rest; the plugin sets status and,
+ * when status is TASKBOX_OK, data and file_size (as read_file would). */
+struct taskbox_read_item {
+	size_t struct_size; /* the host's sizeof(struct taskbox_read_item) */
+	const char *path;   /* as in read_file */
+	uint64_t offset;
+	size_t length;
+	int status;              /* TASKBOX_OK or TASKBOX_E_NOT_FOUND */
+	struct taskbox_buf data; /* at most length bytes from offset */
+	uint64_t file_size;      /* or UINT64_MAX when not known */
+};
+
 /* The provider's op table. Required ops are non-NULL; optional ops may be
  * NULL, and the host then does without (see each). */
 struct taskbox_provider_ops {
@@ -248,6 +261,18 @@ struct taskbox_provider {
 	 * plugin built for 1.0 reports a struct_size that ends before this
 	 * field, and the host reads it as 0 (no features). */
 	uint64_t features;
+
+	/* Since ABI 1.2. Optional: reads every item like read_file, all
+	 * together, so that a batch costs about one round trip to the backend
+	 * instead of one per file (requests that do not depend on each other
+	 * go out at once). Returns TASKBOX_OK when every item has its status:
+	 * TASKBOX_OK with its data, or TASKBOX_E_NOT_FOUND. Any other failure
+	 * of any item fails the batch with that item's code and a message
+	 * naming its path; buffers already set are the host's to free. When
+	 * NULL (or a plugin built for an older minor) the host reads the items
+	 * one by one with read_file. */
+	int (*read_files)(void *conn, struct taskbox_read_item *const *items,
+	                  size_t count, char *errbuf, size_t errlen);
 };
 
 /* exec runs argv on this host's kernel, as the server's user, with the

@@ -70,7 +70,7 @@ status=0
 "$bin" providers --config "$root/config.json" --plugin-dir . >"$root/out" 2>&1 || status=$?
 cat "$root/out"
 [ "$status" -eq 0 ] || fail "taskbox providers exited $status"
-grep -Eq '^  ok +dirbox +1\.0 +ABI 1\.1 +\./dirbox\.so$' "$root/out" ||
+grep -Eq '^  ok +dirbox +1\.0 +ABI 1\.2 +\./dirbox\.so$' "$root/out" ||
 	fail "the dirbox plugin was not listed as loaded"
 grep -Eq '^  ok +box \(default\): plugin dirbox 1\.0' "$root/out" ||
 	fail "the dirbox instance did not start"

@@ -15,7 +15,7 @@ cat >"$tmp/plugin.c" <<'SRC'
 static const struct taskbox_provider desc = {
     TASKBOX_ABI_MAJOR, TASKBOX_ABI_MINOR, sizeof(struct taskbox_provider),
     "check", "1", "header check", {0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    TASKBOX_FEATURE_HOST_EXEC};
+    TASKBOX_FEATURE_HOST_EXEC, 0};
 
 TASKBOX_PROVIDER_DEFINE(desc)
 SRC

@@ -10,7 +10,8 @@ tasks_unit_tests = \
 	tests/unit/test_sup_record \
 	tests/unit/test_pid_watch \
 	tests/unit/test_tool_args \
-	tests/unit/test_task_list
+	tests/unit/test_task_list \
+	tests/unit/test_task_view
 check_PROGRAMS += $(tasks_unit_tests)
 TESTS += $(tasks_unit_tests)
 tasks_unit_cflags = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CRITERION_CFLAGS)
@@ -36,6 +37,9 @@ tests_unit_test_tool_args_LDADD = $(tasks_unit_ldadd)
 tests_unit_test_task_list_SOURCES = tests/unit/test_task_list.c
 tests_unit_test_task_list_CFLAGS = $(tasks_unit_cflags)
 tests_unit_test_task_list_LDADD = $(tasks_unit_ldadd)
+tests_unit_test_task_view_SOURCES = tests/unit/test_task_view.c
+tests_unit_test_task_view_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_task_view_LDADD = $(tasks_unit_ldadd)
 
 # The provider contract suite (tests/contract/suite.mjs, one NAME.test.mjs
 # per provider) and the demo session; NAME-modern.test.mjs runs the suite

@@ -114,7 +114,7 @@ Test(abi_check, rejects_a_newer_minor)
 
 	d.abi_minor = TASKBOX_ABI_MINOR + 1;
 	cr_assert_eq(tb_provider_check(&d, "mod", &out, err, sizeof err), -1);
-	cr_assert_str_eq(err, "ABI minor 2 is newer than the host's 1.1");
+	cr_assert_str_eq(err, "ABI minor 3 is newer than the host's 1.2");
 }
 
 Test(abi_check, minimum_size_ends_after_destroy)
@@ -124,6 +124,8 @@ Test(abi_check, minimum_size_ends_after_destroy)
 	                 sizeof(void *));
 	cr_assert_eq(tb_provider_min_size(1), tb_provider_min_size(0),
 	             "1.1 appended only the optional features");
+	cr_assert_eq(tb_provider_min_size(2), tb_provider_min_size(0),
+	             "1.2 appended only the optional read_files");
 	cr_assert_eq(tb_provider_min_size(TASKBOX_ABI_MINOR + 1), 0);
 }
 
@@ -147,6 +149,35 @@ Test(abi_check, a_1_0_plugin_has_no_features)
 	             "%s", err);
 	cr_assert_eq(out.features, 0, "features lie past a 1.0 struct_size");
 	cr_assert(out.ops.renew == ok_renew);
+}
+
+static int ok_read_files(void *conn, struct taskbox_read_item *const *items,
+                         size_t count, char *errbuf, size_t errlen)
+{
+	(void)conn;
+	(void)items;
+	(void)count;
+	(void)errbuf;
+	(void)errlen;
+	return TASKBOX_OK;
+}
+
+Test(abi_check, a_1_1_plugin_has_no_read_files)
+{
+	struct taskbox_provider d = good();
+
+	d.read_files = ok_read_files;
+	cr_assert_eq(tb_provider_check(&d, "mod", &out, err, sizeof err), 0,
+	             "%s", err);
+	cr_assert(out.read_files == ok_read_files);
+	/* What a plugin built against the 1.1 header reports. */
+	d.abi_minor = 1;
+	d.struct_size = offsetof(struct taskbox_provider, read_files);
+	cr_assert_eq(tb_provider_check(&d, "mod", &out, err, sizeof err), 0,
+	             "%s", err);
+	cr_assert_null(out.read_files,
+	               "read_files lies past a 1.1 struct_size");
+	cr_assert_eq(out.features, TASKBOX_FEATURE_HOST_EXEC);
 }
 
 Test(abi_check, rejects_a_short_struct)

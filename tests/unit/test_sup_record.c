@@ -356,3 +356,38 @@ Test(proc_stat, live_only_when_start_matches_and_not_a_zombie)
 	cr_assert_eq(tb_proc_stat_is_live(dead, strlen(dead), 777), 0);
 	cr_assert_eq(tb_proc_stat_is_live("42 (sh", 6, 777), -1);
 }
+
+/* Whether the heartbeat text s is fresh at now_ms. */
+static int fresh(const char *s, int64_t now_ms)
+{
+	return tb_heartbeat_fresh((const unsigned char *)s, strlen(s), now_ms);
+}
+
+Test(heartbeat, fresh_only_within_the_trusted_window_either_way)
+{
+	const int64_t now = 1764633600000;
+
+	cr_assert_eq(fresh("1764633600000\n", now), 1);
+	cr_assert_eq(fresh("1764633597000\n", now), 1, "3 s old is trusted");
+	cr_assert_eq(fresh("1764633596999\n", now), 0, "older is not");
+	cr_assert_eq(fresh("1764633603000\n", now), 1, "3 s ahead is trusted");
+	cr_assert_eq(fresh("1764633603001\n", now), 0,
+	             "a clock further ahead proves nothing");
+}
+
+Test(heartbeat, malformed_text_proves_nothing)
+{
+	const int64_t now = 1764633600000;
+
+	cr_assert_eq(fresh("", now), 0);
+	cr_assert_eq(fresh("\n", now), 0);
+	cr_assert_eq(fresh("1764633600000", now), 0, "no newline: torn");
+	cr_assert_eq(fresh("1764633600000\n\n", now), 0);
+	cr_assert_eq(fresh(" 1764633600000\n", now), 0);
+	cr_assert_eq(fresh("-1764633600000\n", now), 0);
+	cr_assert_eq(fresh("17646336000x0\n", now), 0);
+	cr_assert_eq(fresh("999999999999999999999999\n", now), 0,
+	             "too long to be a clock (and no overflow)");
+	cr_assert_eq(fresh("0001764633600000\n", now), 1,
+	             "leading zeros are digits");
+}
