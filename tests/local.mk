@@ -100,3 +100,12 @@ TESTS += tests/unit/header-compiles.sh tests/unit/cli.sh \
 	tests/install/install-test.sh
 EXTRA_DIST += tests/unit/header-compiles.sh tests/unit/cli.sh \
 	tests/install/install-test.sh
+
+# Added latency for the remote providers' stand-ins: the E2B fake's
+# (--latency-ms, judged by the e2b SDK too) and the docker engine's latency
+# proxy (tests/docker/engine.sh latency, tests/docker/latency-proxy.mjs).
+EXTRA_DIST += tests/e2b/fake-latency.test.mjs tests/docker/latency.test.mjs \
+	tests/docker/latency-proxy.mjs
+if INTEGRATION_TESTS
+TESTS += tests/e2b/fake-latency.test.mjs tests/docker/latency.test.mjs
+endif

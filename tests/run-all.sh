@@ -157,6 +157,7 @@ failure_excerpt() {
 ENGINE_TESTS="tests/docker/docker.sh tests/contract/docker.test.mjs tests/contract/docker-noinit.test.mjs"
 ENGINE_TESTS="$ENGINE_TESTS tests/contract/docker-modern.test.mjs"
 ENGINE_TESTS="$ENGINE_TESTS tests/http/replicas-docker.test.mjs"
+ENGINE_TESTS="$ENGINE_TESTS tests/docker/latency.test.mjs"
 
 # The contract suite over Streamable HTTP (SDK v1 and v2 clients) on every
 # provider: one stage (asan) runs it, as it runs the engine tests. Under

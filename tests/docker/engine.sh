@@ -14,6 +14,10 @@
 #                                 TASKBOX_DOCKER_TLS=tcp://... with
 #                                 TASKBOX_DOCKER_TLS_DIR=DIR/tls (ca.pem,
 #                                 cert.pem, key.pem)
+#   engine.sh latency DIR MS      serve the engine on a second unix socket
+#                                 that delays each chunk a client sends by
+#                                 MS milliseconds (latency-proxy.mjs, node);
+#                                 prints DOCKER_HOST=unix://... for it
 #   engine.sh stop DIR            remove every container, stop, unmount, delete
 #
 # TASKBOX_ENGINE_NO_INIT=1 at start: an engine without an init binary.
@@ -29,7 +33,12 @@ die() {
 	exit 1
 }
 
-[ $# -eq 2 ] || die "usage: engine.sh start|env|proxy|service-stop|service-start|stop DIR"
+usage="usage: engine.sh start|env|proxy|service-stop|service-start|stop DIR, or engine.sh latency DIR MS"
+case $# in
+2) ;;
+3) [ "$1" = latency ] || die "$usage" ;;
+*) die "$usage" ;;
+esac
 cmd=$1
 dir=$2
 
@@ -216,9 +225,51 @@ proxy_stop() {
 	return 0
 }
 
+# A latency proxy in front of the engine's socket, one per delay.
+latency() {
+	ms=$1
+	case $ms in
+	'' | *[!0-9]*) die "latency: MS must be a whole number of milliseconds" ;;
+	esac
+	command -v node >/dev/null 2>&1 || { echo "engine.sh: node missing" >&2; exit 77; }
+	[ -S "$dir/engine.sock" ] || die "latency: no engine at $dir (start it first)"
+	sock="$dir/latency-$ms.sock"
+	if [ -S "$sock" ] && [ -f "$dir/latency-$ms.pid" ] &&
+		kill -0 "$(cat "$dir/latency-$ms.pid")" 2>/dev/null; then
+		echo "DOCKER_HOST=unix://$sock"
+		return 0
+	fi
+	rm -f "$sock"
+	setsid node "$(dirname "$0")/latency-proxy.mjs" "$sock" "$dir/engine.sock" "$ms" \
+		</dev/null >>"$dir/latency.log" 2>&1 &
+	echo $! >"$dir/latency-$ms.pid"
+	i=0
+	until [ -S "$sock" ]; do
+		kill -0 "$(cat "$dir/latency-$ms.pid")" 2>/dev/null ||
+			die "the latency proxy exited: $(tail -n 3 "$dir/latency.log")"
+		i=$((i + 1))
+		[ $i -lt 100 ] || die "the latency proxy did not listen: $(tail -n 3 "$dir/latency.log")"
+		sleep 0.1
+	done
+	echo "DOCKER_HOST=unix://$sock"
+}
+
+latency_stop() {
+	for f in "$dir"/latency-*.pid; do
+		[ -f "$f" ] || continue
+		kill "$(cat "$f")" 2>/dev/null || true
+		rm -f "$f"
+	done
+	return 0
+}
+
 case $cmd in
 proxy)
 	proxy
+	;;
+latency)
+	[ $# -eq 3 ] || die "usage: engine.sh latency DIR MS"
+	latency "$3"
 	;;
 start)
 	mkdir -p "$dir"
@@ -240,6 +291,7 @@ service-start)
 stop)
 	[ -d "$dir" ] || exit 0
 	proxy_stop
+	latency_stop
 	if [ -f "$dir/containers.conf" ]; then
 		pm rm -af -t 0 >/dev/null 2>&1 || true
 	fi

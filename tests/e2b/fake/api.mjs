@@ -2,6 +2,7 @@
 // X-API-Key. Paths, bodies and status codes follow the service's OpenAPI.
 // Test-only switches live under /_fake/ and need no key.
 import { sandboxJson, sandboxDetailJson } from "./sandboxes.mjs";
+import { tokenControl } from "./tokens.mjs";
 
 function sendJson(res, status, body) {
   const text = JSON.stringify(body);
@@ -136,8 +137,8 @@ export function makeApiHandler(fake) {
   };
 }
 
-// Test switches: rate limiting, a sandbox vanishing behind the client's
-// back, and the request log.
+// Test switches: rate limiting, faults, the added latency, a sandbox
+// vanishing behind the client's back, and the request log.
 async function fakeControl(fake, req, res, path) {
   let body = {};
   try {
@@ -149,10 +150,21 @@ async function fakeControl(fake, req, res, path) {
     fake.rateLimit = { count: body.count ?? 1, retryAfter: body.retry_after ?? 1 };
     return sendJson(res, 200, fake.rateLimit);
   }
+  if (path === "/_fake/latency" && req.method === "POST") {
+    const ms = Number(body.ms ?? 0);
+    if (!Number.isFinite(ms) || ms < 0) return sendError(res, 400, "ms must be a number >= 0");
+    fake.latencyMs = ms;
+    return sendJson(res, 200, { ms });
+  }
+  if (path === "/_fake/latency" && req.method === "GET") {
+    return sendJson(res, 200, { ms: fake.latencyMs });
+  }
   if (path === "/_fake/faults" && req.method === "POST") {
     fake.faults = { delayMs: body.delay_ms ?? 0, echoKey: !!body.echo_key };
     return sendJson(res, 200, fake.faults);
   }
+  const token = tokenControl(fake, req.method, path, body);
+  if (token) return sendJson(res, token.status, token.body);
   const m = /^\/_fake\/sandboxes\/([^/]+)\/vanish$/.exec(path);
   if (m && req.method === "POST") {
     const ok = fake.sandboxes.kill(m[1]);

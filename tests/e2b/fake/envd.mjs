@@ -4,6 +4,7 @@
 // X-Access-Token is checked against the sandbox's envd token.
 import { handleStart, handleUnary } from "./process.mjs";
 import { handleDownload, handleUpload } from "./files.mjs";
+import { tokenAccepted } from "./tokens.mjs";
 
 const ENVD_PORT = "49983";
 
@@ -42,7 +43,7 @@ export function makeEnvdHandler(fake) {
       res.writeHead(204);
       return res.end();
     }
-    if (req.headers["x-access-token"] !== sbx.token) {
+    if (!tokenAccepted(sbx, req.headers["x-access-token"])) {
       res.writeHead(401, { "Content-Type": "application/json; charset=utf-8" });
       return res.end(JSON.stringify({ code: 401, message: "unauthorized access, a valid access token is required" }) + "\n");
     }

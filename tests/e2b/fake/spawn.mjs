@@ -1,5 +1,6 @@
 // Starts the fake as a child process and hands back its URLs, its key and
-// the test switches.
+// the test switches. opts.latencyMs starts it with that much latency added
+// to every request (server.mjs --latency-ms); opts.args adds arguments.
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { dirname, join } from "node:path";
@@ -8,7 +9,8 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 
 export async function startFake(opts = {}) {
-  const child = spawn(process.execPath, [join(here, "server.mjs")], {
+  const args = [...(opts.latencyMs !== undefined ? ["--latency-ms", String(opts.latencyMs)] : []), ...(opts.args || [])];
+  const child = spawn(process.execPath, [join(here, "server.mjs"), ...args], {
     stdio: ["pipe", "pipe", "inherit"],
     env: {
       ...process.env,
@@ -39,12 +41,16 @@ export async function startFake(opts = {}) {
     return res.status;
   };
   return {
+    pid: child.pid,
     apiUrl: info.api_url,
     sandboxUrl: info.sandbox_url,
     apiKey: info.api_key,
     rateLimit: (count, retryAfter) => control("POST", "/_fake/rate_limit", { count, retry_after: retryAfter }),
     faults: (f) => control("POST", "/_fake/faults", f),
+    setLatency: (ms) => control("POST", "/_fake/latency", { ms }),
+    latency: () => control("GET", "/_fake/latency"),
     vanish: (id) => control("POST", `/_fake/sandboxes/${id}/vanish`, {}),
+    token: (id, change) => control("POST", `/_fake/sandboxes/${id}/token`, change),
     pause: (id) => api("POST", `/sandboxes/${id}/pause`),
     info: async (id) => {
       const res = await fetch(`${info.api_url}/sandboxes/${id}`, { headers: { "X-API-Key": info.api_key } });
