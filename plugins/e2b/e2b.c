@@ -15,7 +15,10 @@
  *   default_lifetime  seconds a sandbox lives when create names none, and
  *                     the life connect extends a sandbox to (default 3600)
  *   request_timeout   seconds any one API or file request may take
- *                     (default 60) */
+ *                     (default 60)
+ *   connection_reuse  seconds what connect learnt about a sandbox is used
+ *                     again without asking the API (default 10, 0..300;
+ *                     0: every connect asks) */
 #include "config.h"
 
 #include <ctype.h>
@@ -33,6 +36,8 @@
 #define MAX_LIFETIME_S 86400u
 #define DEFAULT_REQUEST_TIMEOUT_S 60u
 #define MAX_REQUEST_TIMEOUT_S 600u
+#define DEFAULT_CONNECTION_REUSE_S 10u
+#define MAX_CONNECTION_REUSE_S 300u
 
 static int valid_env_name(const char *s)
 {
@@ -98,6 +103,8 @@ static void instance_free(struct tb_e2b *inst)
 	free(inst->domain);
 	free(inst->template_name);
 	free(inst->env_json);
+	tb_conn_cache_free(inst->cache);
+	tb_http_pool_free(inst->pool);
 	free(inst);
 }
 
@@ -135,6 +142,20 @@ static int take_seconds(json_t *v, const char *key, uint32_t max, uint32_t *out,
 		                   "settings.%s: must be an integer of seconds "
 		                   "from 1 to %u",
 		                   key, (unsigned)max);
+	*out = (uint32_t)json_integer_value(v);
+	return TASKBOX_OK;
+}
+
+/* settings.connection_reuse: 0 (off) or seconds up to the maximum. */
+static int take_reuse(json_t *v, uint32_t *out, char *errbuf, size_t errlen)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) > (json_int_t)MAX_CONNECTION_REUSE_S)
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL,
+		                   TASKBOX_E_INVALID,
+		                   "settings.connection_reuse: must be an "
+		                   "integer of seconds from 0 (off) to %u",
+		                   MAX_CONNECTION_REUSE_S);
 	*out = (uint32_t)json_integer_value(v);
 	return TASKBOX_OK;
 }
@@ -205,13 +226,17 @@ static int apply_settings(struct tb_e2b *inst, json_t *root, char *errbuf,
 			rc = take_seconds(v, key, MAX_REQUEST_TIMEOUT_S,
 			                  &inst->request_timeout_s, errbuf,
 			                  errlen);
+		else if (strcmp(key, "connection_reuse") == 0)
+			rc = take_reuse(v, &inst->connection_reuse_s, errbuf,
+			                errlen);
 		else
 			rc = tb_e2b_fail(errbuf, errlen, NULL, NULL,
 			                 TASKBOX_E_INVALID,
 			                 "settings.%s: unknown setting (known: "
 			                 "api_key_env, api_url, sandbox_url, "
 			                 "domain, template, env, "
-			                 "default_lifetime, request_timeout)",
+			                 "default_lifetime, request_timeout, "
+			                 "connection_reuse)",
 			                 key);
 		if (rc != TASKBOX_OK)
 			return rc;
@@ -245,6 +270,7 @@ static int e2b_init(const struct taskbox_host *host, const char *settings_json,
 	inst->host = host;
 	inst->default_lifetime_s = DEFAULT_LIFETIME_S;
 	inst->request_timeout_s = DEFAULT_REQUEST_TIMEOUT_S;
+	inst->connection_reuse_s = DEFAULT_CONNECTION_REUSE_S;
 	rc = apply_settings(inst, root, errbuf, errlen);
 	json_decref(root);
 	if (rc != TASKBOX_OK)
@@ -261,6 +287,9 @@ static int e2b_init(const struct taskbox_host *host, const char *settings_json,
 			goto nomem;
 		snprintf(inst->api_url, n, "https://api.%s", inst->domain);
 	}
+	if (!(inst->pool = tb_http_pool_new()) ||
+	    !(inst->cache = tb_conn_cache_new(inst->connection_reuse_s)))
+		goto nomem;
 	key = getenv(inst->api_key_env);
 	if (key && *key && !(inst->api_key = strdup(key)))
 		goto nomem;
@@ -340,7 +369,7 @@ static int e2b_connect(void *instance, const char *sandbox_id, void **conn,
 		return tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_NOMEM,
 		                   "out of memory");
 	c->inst = instance;
-	rc = tb_e2b_api_connect(instance, sandbox_id, c, errbuf, errlen);
+	rc = tb_e2b_conn_open(instance, sandbox_id, c, errbuf, errlen);
 	if (rc != TASKBOX_OK) {
 		conn_free(c);
 		return rc;
@@ -354,38 +383,109 @@ static void e2b_close(void *conn)
 	conn_free(conn);
 }
 
+/* The envd ops below run once more, through a fresh connect, when envd
+ * says the connection is stale (tb_e2b_retry_stale). */
+
+static void exec_result_reset(const struct taskbox_host *host,
+                              struct taskbox_exec_result *res)
+{
+	size_t size = res->struct_size;
+
+	host->free(res->out.data);
+	host->free(res->err.data);
+	memset(res, 0, size < sizeof *res ? size : sizeof *res);
+	res->struct_size = size;
+}
+
 static int e2b_exec(void *conn, const struct taskbox_exec_req *req,
                     struct taskbox_exec_result *res, char *errbuf,
                     size_t errlen)
 {
+	struct tb_e2b_conn *c = conn;
+	int rc, tries = 0;
+
 	if (!req || req->struct_size <
 	                offsetof(struct taskbox_exec_req, cancelled_arg) +
 	                    sizeof req->cancelled_arg)
 		return tb_e2b_fail(errbuf, errlen, NULL, NULL,
 		                   TASKBOX_E_INVALID,
 		                   "exec: request struct is too short");
-	return tb_envd_exec(conn, req, res, errbuf, errlen);
+	for (;;) {
+		rc = tb_envd_exec(c, req, res, errbuf, errlen);
+		if (!tb_e2b_retry_stale(c, &rc, &tries, errbuf, errlen))
+			return rc;
+		exec_result_reset(c->inst->host, res);
+	}
 }
 
 static int e2b_read_file(void *conn, const char *path, uint64_t offset,
                          size_t length, struct taskbox_buf *data,
                          uint64_t *file_size, char *errbuf, size_t errlen)
 {
-	return tb_envd_read_file(conn, path, offset, length, data, file_size,
-	                         errbuf, errlen);
+	struct tb_e2b_conn *c = conn;
+	int rc, tries = 0;
+
+	do
+		rc = tb_envd_read_file(c, path, offset, length, data, file_size,
+		                       errbuf, errlen);
+	while (tb_e2b_retry_stale(c, &rc, &tries, errbuf, errlen));
+	return rc;
+}
+
+static void read_items_reset(const struct taskbox_host *host,
+                             struct taskbox_read_item *const *items,
+                             size_t count)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		if (!items[i])
+			continue;
+		host->free(items[i]->data.data);
+		items[i]->data.data = NULL;
+		items[i]->data.len = 0;
+	}
+}
+
+static int e2b_read_files(void *conn, struct taskbox_read_item *const *items,
+                          size_t count, char *errbuf, size_t errlen)
+{
+	struct tb_e2b_conn *c = conn;
+	int rc, tries = 0;
+
+	for (;;) {
+		rc = tb_envd_read_files(c, items, count, errbuf, errlen);
+		if (!tb_e2b_retry_stale(c, &rc, &tries, errbuf, errlen))
+			return rc;
+		read_items_reset(c->inst->host, items, count);
+	}
 }
 
 static int e2b_destroy(void *instance, const char *sandbox_id, char *errbuf,
                        size_t errlen)
 {
-	return tb_e2b_api_destroy(instance, sandbox_id, errbuf, errlen);
+	struct tb_e2b *inst = instance;
+	int rc;
+
+	tb_conn_cache_drop(inst->cache, sandbox_id);
+	rc = tb_e2b_api_destroy(inst, sandbox_id, errbuf, errlen);
+	/* Also what a connect running alongside may have put back. */
+	tb_conn_cache_drop(inst->cache, sandbox_id);
+	return rc;
 }
 
 static int e2b_write_file(void *conn, const char *path,
                           const unsigned char *data, size_t len, uint32_t mode,
                           char *errbuf, size_t errlen)
 {
-	return tb_envd_write_file(conn, path, data, len, mode, errbuf, errlen);
+	struct tb_e2b_conn *c = conn;
+	int rc, tries = 0;
+
+	do
+		rc = tb_envd_write_file(c, path, data, len, mode, errbuf,
+		                        errlen);
+	while (tb_e2b_retry_stale(c, &rc, &tries, errbuf, errlen));
+	return rc;
 }
 
 static int e2b_renew(void *conn, uint32_t lifetime_s, char *errbuf,
@@ -420,6 +520,7 @@ static const struct taskbox_provider e2b_provider = {
             .write_file = e2b_write_file,
             .renew = e2b_renew,
         },
+    .read_files = e2b_read_files,
 };
 
 TASKBOX_PROVIDER_DEFINE(e2b_provider)

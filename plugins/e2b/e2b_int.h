@@ -13,8 +13,12 @@
 #define TB_E2B_NAME "e2b"
 #define TB_E2B_ENVD_PORT 49983
 
+struct tb_http_pool;
+struct tb_conn_cache;
+
 /* A provider instance: validated settings and the API key read from the
- * environment variable they name. Immutable after init. */
+ * environment variable they name. Immutable after init, but for what the
+ * pool and the cache hold (each behind its own lock). */
 struct tb_e2b {
 	const struct taskbox_host *host;
 	char *api_key_env;
@@ -27,6 +31,9 @@ struct tb_e2b {
 	    env_json; /* JSON object NAME -> value for every sandbox, or NULL */
 	uint32_t default_lifetime_s;
 	uint32_t request_timeout_s;
+	uint32_t connection_reuse_s; /* 0: every connect asks the API */
+	struct tb_http_pool *pool;   /* idle HTTP connections */
+	struct tb_conn_cache *cache; /* what connect learnt, per sandbox */
 };
 
 /* A connection to one sandbox's envd. */
@@ -37,6 +44,8 @@ struct tb_e2b_conn {
 	char *access_token; /* NULL when the sandbox has none */
 	int legacy_user;    /* envd < 0.4.0: the user must be named */
 	int octet_upload;   /* envd >= 0.5.7: raw uploads */
+	int stale; /* envd said the sandbox or the token is not as connect
+	              found them (see tb_envd_fail) */
 };
 
 /* ---- errors (errors.c) ---- */
@@ -105,11 +114,61 @@ void tb_http_resp_free(struct tb_http_resp *resp);
 int tb_http_header(struct curl_slist **list, const char *name,
                    const char *value);
 
+/* Runs n requests at once on one multi handle (HTTP/2 streams of one
+ * connection where the server speaks it, else parallel connections); no 429
+ * retries, no ticks. Returns OK when every request ran to an end, each with
+ * its own code in rcs[i] (OK: a response arrived); errbuf then holds the
+ * message of the first failed one, *failed_at its index. Another code means
+ * the batch could not be set up. */
+int tb_http_run_batch(struct tb_e2b *inst,
+                      const struct tb_http_req *const *reqs,
+                      struct tb_http_resp *const *resps, int *rcs, size_t n,
+                      size_t *failed_at, char *errbuf, size_t errlen);
+
 /* Maps a non-2xx response to an ABI code and writes "what: HTTP n: the
  * service's message" into errbuf. */
 int tb_http_fail(struct tb_e2b *inst, const char *secret2,
                  const struct tb_http_resp *resp, int envd_plane,
                  const char *what, char *errbuf, size_t errlen);
+
+/* ---- the pool of idle HTTP connections (http_pool.c) ---- */
+
+struct tb_http_pool *tb_http_pool_new(void);
+void tb_http_pool_free(struct tb_http_pool *pool);
+/* A multi handle for the calling thread alone (with the connections the
+ * last user left open), or NULL on no memory. Thread-safe. */
+CURLM *tb_http_pool_take(struct tb_http_pool *pool);
+/* Gives a multi handle with no transfer in it back. Thread-safe. */
+void tb_http_pool_give(struct tb_http_pool *pool, CURLM *multi);
+
+/* ---- what connect learnt, kept per sandbox (conn_cache.c) ---- */
+
+struct tb_conn_cache *tb_conn_cache_new(uint32_t ttl_s);
+void tb_conn_cache_free(struct tb_conn_cache *cache);
+/* Fills conn's envd fields from a fresh entry for id: 1 when found, 0
+ * when there is none (or it is older than the ttl), -1 on no memory.
+ * Thread-safe, as are put and drop. */
+int tb_conn_cache_get(struct tb_conn_cache *cache, const char *id,
+                      struct tb_e2b_conn *conn);
+/* Keeps a copy of conn's envd fields for conn->id for ttl seconds from
+ * now (quietly nothing on no memory). */
+void tb_conn_cache_put(struct tb_conn_cache *cache,
+                       const struct tb_e2b_conn *conn);
+void tb_conn_cache_drop(struct tb_conn_cache *cache, const char *id);
+
+/* ---- connecting, with the cache (reconnect.c) ---- */
+
+/* connect: from a fresh cache entry, else through the API (and kept). */
+int tb_e2b_conn_open(struct tb_e2b *inst, const char *id,
+                     struct tb_e2b_conn *conn, char *errbuf, size_t errlen);
+/* After an envd op on conn returned *rc: when envd said the connection is
+ * stale (conn->stale), the cache is on and this was the op's first try
+ * (*tries == 0), drops the entry, connects again through the API (which
+ * resumes a paused sandbox) and returns 1: run the op once more. Otherwise
+ * returns 0 with *rc and errbuf final (a sandbox the API no longer knows is
+ * GONE). */
+int tb_e2b_retry_stale(struct tb_e2b_conn *conn, int *rc, int *tries,
+                       char *errbuf, size_t errlen);
 
 /* ---- control plane (api.c) ---- */
 
@@ -139,6 +198,53 @@ int tb_envd_read_file(struct tb_e2b_conn *conn, const char *path,
                       uint64_t *file_size, char *errbuf, size_t errlen);
 int tb_envd_write_file(struct tb_e2b_conn *conn, const char *path,
                        const unsigned char *data, size_t len, uint32_t mode,
+                       char *errbuf, size_t errlen);
+
+/* Like tb_http_fail for an envd answer, and marks conn stale when the
+ * answer says the sandbox is not reachable as connect found it: 502 from
+ * the sandbox proxy (killed, expired or paused) or 401 from envd (the
+ * access token was rejected). */
+int tb_envd_fail(struct tb_e2b_conn *conn, const struct tb_http_resp *resp,
+                 const char *what, char *errbuf, size_t errlen);
+
+/* One GET /files read, split so that many can run at once: begin makes
+ * the request (req), end turns its response into data and file_size the
+ * way read_file does. */
+struct tb_file_read {
+	struct tb_e2b_conn *conn;
+	const char *path;
+	struct tb_http_req req;
+	struct tb_http_resp resp;
+	struct curl_slist *headers;
+	char *url;
+	struct taskbox_buf *data;
+	uint64_t *file_size;
+	size_t cap;
+	uint64_t skip; /* bytes still to drop (a 200 from offset 0) */
+	size_t want;   /* bytes still to keep */
+	uint64_t seen; /* body bytes seen */
+};
+
+/* Nonzero for the paths read_file serves with cat (procfs, sysfs). */
+int tb_envd_is_procfs(const char *path);
+/* Checks the arguments and prepares fr; *data and *file_size are reset. */
+int tb_envd_read_begin(struct tb_e2b_conn *conn, const char *path,
+                       uint64_t offset, size_t length, struct taskbox_buf *data,
+                       uint64_t *file_size, struct tb_file_read *fr,
+                       char *errbuf, size_t errlen);
+/* Given the code the request ran with, the read's result; on failure no
+ * data is left behind. */
+int tb_envd_read_end(struct tb_file_read *fr, int rc, char *errbuf,
+                     size_t errlen);
+void tb_envd_read_free(struct tb_file_read *fr);
+/* read_file for the procfs and sysfs paths: one exec of cat. */
+int tb_envd_read_procfs(struct tb_e2b_conn *conn, const char *path,
+                        uint64_t offset, size_t length,
+                        struct taskbox_buf *data, uint64_t *file_size,
+                        char *errbuf, size_t errlen);
+/* read_files: the GET /files reads all at once (envd_batch.c). */
+int tb_envd_read_files(struct tb_e2b_conn *conn,
+                       struct taskbox_read_item *const *items, size_t count,
                        char *errbuf, size_t errlen);
 
 /* ---- Connect framing (connect_frame.c) ---- */

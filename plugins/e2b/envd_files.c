@@ -18,50 +18,39 @@
 
 #define TB_PROCFS_MAX (16u * 1024u * 1024u)
 
-struct read_state {
-	const struct taskbox_host *host;
-	struct tb_http_resp *resp;
-	struct taskbox_buf *data;
-	size_t cap;
-	uint64_t skip; /* bytes still to drop (a 200 from offset 0) */
-	size_t want;   /* bytes still to keep */
-	uint64_t seen; /* body bytes seen */
-	int nomem;
-};
-
 static int read_sink(void *ctx, const unsigned char *p, size_t n)
 {
-	struct read_state *rs = ctx;
+	struct tb_file_read *fr = ctx;
+	const struct taskbox_host *host = fr->conn->inst->host;
+	struct taskbox_buf *data = fr->data;
 	size_t keep;
 
-	rs->seen += n;
-	if (rs->resp->status == 200 && rs->skip > 0) {
-		size_t drop = rs->skip < n ? (size_t)rs->skip : n;
-		rs->skip -= drop;
+	fr->seen += n;
+	if (fr->resp.status == 200 && fr->skip > 0) {
+		size_t drop = fr->skip < n ? (size_t)fr->skip : n;
+		fr->skip -= drop;
 		p += drop;
 		n -= drop;
 	}
-	keep = n < rs->want ? n : rs->want;
+	keep = n < fr->want ? n : fr->want;
 	if (keep > 0) {
-		if (rs->data->len + keep > rs->cap) {
-			size_t cap = rs->cap ? rs->cap : 4096;
+		if (data->len + keep > fr->cap) {
+			size_t cap = fr->cap ? fr->cap : 4096;
 			unsigned char *grown;
-			while (cap < rs->data->len + keep)
+			while (cap < data->len + keep)
 				cap *= 2;
-			grown = rs->host->realloc(rs->data->data, cap);
-			if (!grown) {
-				rs->nomem = 1;
+			grown = host->realloc(data->data, cap);
+			if (!grown)
 				return TASKBOX_E_NOMEM;
-			}
-			rs->data->data = grown;
-			rs->cap = cap;
+			data->data = grown;
+			fr->cap = cap;
 		}
-		memcpy(rs->data->data + rs->data->len, p, keep);
-		rs->data->len += keep;
-		rs->want -= keep;
+		memcpy(data->data + data->len, p, keep);
+		data->len += keep;
+		fr->want -= keep;
 	}
 	/* A 200 carries the whole file: stop once the page is in. */
-	if (rs->want == 0 && rs->resp->status == 200)
+	if (fr->want == 0 && fr->resp.status == 200)
 		return -1;
 	return 0;
 }
@@ -76,16 +65,16 @@ static uint64_t range_total(const char *cr)
 	return strtoull(slash + 1, NULL, 10);
 }
 
-static int is_procfs(const char *path)
+int tb_envd_is_procfs(const char *path)
 {
 	return strncmp(path, "/proc/", 6) == 0 ||
 	       strncmp(path, "/sys/", 5) == 0;
 }
 
-/* /proc and /sys through `cat`, then the page cut out of it. */
-static int read_procfs(struct tb_e2b_conn *conn, const char *path,
-                       uint64_t offset, size_t length, struct taskbox_buf *data,
-                       uint64_t *file_size, char *errbuf, size_t errlen)
+int tb_envd_read_procfs(struct tb_e2b_conn *conn, const char *path,
+                        uint64_t offset, size_t length,
+                        struct taskbox_buf *data, uint64_t *file_size,
+                        char *errbuf, size_t errlen)
 {
 	const struct taskbox_host *host = conn->inst->host;
 	const char *argv[] = {"cat", "--", path, NULL};
@@ -160,19 +149,28 @@ static char *files_url(struct tb_e2b_conn *conn, const char *path)
 	return url;
 }
 
-int tb_envd_read_file(struct tb_e2b_conn *conn, const char *path,
-                      uint64_t offset, size_t length, struct taskbox_buf *data,
-                      uint64_t *file_size, char *errbuf, size_t errlen)
+int tb_envd_fail(struct tb_e2b_conn *conn, const struct tb_http_resp *resp,
+                 const char *what, char *errbuf, size_t errlen)
 {
-	struct tb_e2b *inst = conn->inst;
-	struct curl_slist *headers = NULL;
-	struct tb_http_req req = {0};
-	struct tb_http_resp resp = {0};
-	struct read_state rs = {0};
-	char range[80], *url = NULL;
-	uint64_t last;
-	int rc;
+	if (resp->status == 502 || resp->status == 401)
+		conn->stale = 1;
+	return tb_http_fail(conn->inst, conn->access_token, resp, 1, what,
+	                    errbuf, errlen);
+}
 
+int tb_envd_read_begin(struct tb_e2b_conn *conn, const char *path,
+                       uint64_t offset, size_t length, struct taskbox_buf *data,
+                       uint64_t *file_size, struct tb_file_read *fr,
+                       char *errbuf, size_t errlen)
+{
+	char range[80];
+	uint64_t last;
+
+	memset(fr, 0, sizeof *fr);
+	fr->conn = conn;
+	fr->path = path;
+	fr->data = data;
+	fr->file_size = file_size;
 	data->data = NULL;
 	data->len = 0;
 	*file_size = UINT64_MAX;
@@ -183,10 +181,7 @@ int tb_envd_read_file(struct tb_e2b_conn *conn, const char *path,
 	if (offset > INT64_MAX)
 		return tb_e2b_fail(errbuf, errlen, NULL, NULL,
 		                   TASKBOX_E_INVALID,
-		                   "read_file: offset is past 2^63");
-	if (is_procfs(path))
-		return read_procfs(conn, path, offset, length, data, file_size,
-		                   errbuf, errlen);
+		                   "read_file %s: offset is past 2^63", path);
 	last = offset;
 	if (length > 0)
 		last = (uint64_t)length - 1 > INT64_MAX - offset
@@ -194,54 +189,82 @@ int tb_envd_read_file(struct tb_e2b_conn *conn, const char *path,
 		           : offset + (uint64_t)length - 1;
 	snprintf(range, sizeof range, "bytes=%" PRIu64 "-%" PRIu64, offset,
 	         last);
-	url = files_url(conn, path);
-	if (!url || tb_envd_headers(conn, &headers) != 0 ||
-	    tb_http_header(&headers, "Range", range) != 0) {
-		rc = tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_NOMEM,
-		                 "read_file: out of memory");
-		goto out;
-	}
-	rs.host = inst->host;
-	rs.resp = &resp;
-	rs.data = data;
-	rs.skip = offset;
-	rs.want = length;
-	req.method = "GET";
-	req.url = url;
-	req.headers = headers;
-	req.timeout_ms = inst->request_timeout_s * 1000u;
-	req.sink = read_sink;
-	req.ctx = &rs;
-	req.retry_429 = 1;
-	rc = tb_http_run(inst, &req, &resp, errbuf, errlen);
+	fr->url = files_url(conn, path);
+	if (!fr->url || tb_envd_headers(conn, &fr->headers) != 0 ||
+	    tb_http_header(&fr->headers, "Range", range) != 0)
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_NOMEM,
+		                   "read_file: out of memory");
+	fr->skip = offset;
+	fr->want = length;
+	fr->req.method = "GET";
+	fr->req.url = fr->url;
+	fr->req.headers = fr->headers;
+	fr->req.timeout_ms = conn->inst->request_timeout_s * 1000u;
+	fr->req.sink = read_sink;
+	fr->req.ctx = fr;
+	fr->req.retry_429 = 1;
+	return TASKBOX_OK;
+}
+
+int tb_envd_read_end(struct tb_file_read *fr, int rc, char *errbuf,
+                     size_t errlen)
+{
+	struct tb_http_resp *resp = &fr->resp;
+
 	if (rc != TASKBOX_OK)
 		goto out;
-	switch (resp.status) {
+	switch (resp->status) {
 	case 206:
-		*file_size = range_total(resp.content_range);
-		break;
 	case 416: /* at or past the end */
-		*file_size = range_total(resp.content_range);
+		*fr->file_size = range_total(resp->content_range);
 		break;
 	case 200:
-		if (resp.content_length >= 0)
-			*file_size = (uint64_t)resp.content_length;
-		else if (rs.want > 0)
-			*file_size = rs.seen; /* read to the end */
+		if (resp->content_length >= 0)
+			*fr->file_size = (uint64_t)resp->content_length;
+		else if (fr->want > 0)
+			*fr->file_size = fr->seen; /* read to the end */
 		break;
 	default:
-		rc = tb_http_fail(inst, conn->access_token, &resp, 1,
-		                  "read_file", errbuf, errlen);
+		rc = tb_envd_fail(fr->conn, resp, "read_file", errbuf, errlen);
 	}
 out:
-	if (rc != TASKBOX_OK && data->data) {
-		inst->host->free(data->data);
+	if (rc != TASKBOX_OK && fr->data->data) {
+		fr->conn->inst->host->free(fr->data->data);
+		fr->data->data = NULL;
+		fr->data->len = 0;
+	}
+	return rc;
+}
+
+void tb_envd_read_free(struct tb_file_read *fr)
+{
+	tb_http_resp_free(&fr->resp);
+	curl_slist_free_all(fr->headers);
+	free(fr->url);
+	fr->headers = NULL;
+	fr->url = NULL;
+}
+
+int tb_envd_read_file(struct tb_e2b_conn *conn, const char *path,
+                      uint64_t offset, size_t length, struct taskbox_buf *data,
+                      uint64_t *file_size, char *errbuf, size_t errlen)
+{
+	struct tb_file_read fr;
+	int rc;
+
+	if (path && tb_envd_is_procfs(path)) {
 		data->data = NULL;
 		data->len = 0;
+		*file_size = UINT64_MAX;
+		return tb_envd_read_procfs(conn, path, offset, length, data,
+		                           file_size, errbuf, errlen);
 	}
-	tb_http_resp_free(&resp);
-	curl_slist_free_all(headers);
-	free(url);
+	rc = tb_envd_read_begin(conn, path, offset, length, data, file_size,
+	                        &fr, errbuf, errlen);
+	if (rc == TASKBOX_OK)
+		rc = tb_http_run(conn->inst, &fr.req, &fr.resp, errbuf, errlen);
+	rc = tb_envd_read_end(&fr, rc, errbuf, errlen);
+	tb_envd_read_free(&fr);
 	return rc;
 }
 
@@ -324,8 +347,7 @@ int tb_envd_write_file(struct tb_e2b_conn *conn, const char *path,
 	req.headers = headers;
 	rc = tb_http_run(inst, &req, &resp, errbuf, errlen);
 	if (rc == TASKBOX_OK && resp.status != 200 && resp.status != 201)
-		rc = tb_http_fail(inst, conn->access_token, &resp, 1,
-		                  "write_file", errbuf, errlen);
+		rc = tb_envd_fail(conn, &resp, "write_file", errbuf, errlen);
 	if (rc == TASKBOX_OK)
 		rc = chmod_path(conn, path, mode, errbuf, errlen);
 	goto out;

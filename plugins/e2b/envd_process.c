@@ -187,8 +187,7 @@ static int outcome(struct exec_state *st, int rc, struct tb_http_resp *resp,
 	if (rc != TASKBOX_OK)
 		return rc;
 	if (resp->status != 200)
-		return tb_http_fail(conn->inst, conn->access_token, resp, 1,
-		                    "exec", errbuf, errlen);
+		return tb_envd_fail(conn, resp, "exec", errbuf, errlen);
 	if (st->ps.stream_error &&
 	    strcmp(st->ps.end_code, "deadline_exceeded") == 0 && st->ps.pid) {
 		if (!st->ps.ended)

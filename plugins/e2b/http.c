@@ -21,8 +21,9 @@ struct run_state {
 	const struct tb_http_req *req;
 	struct tb_http_resp *resp;
 	CURL *easy;
-	int sink_rc; /* what the sink said when it stopped the transfer */
-	int stopped; /* the sink ended the transfer early on purpose */
+	int sink_rc;  /* what the sink said when it stopped the transfer */
+	int stopped;  /* the sink ended the transfer early on purpose */
+	int finished; /* batch: the transfer is over */
 };
 
 static uint64_t now_ms(void)
@@ -175,11 +176,50 @@ static int setup(struct tb_e2b *inst, const struct tb_http_req *req,
 	return 0;
 }
 
-/* One attempt. Returns an ABI code; OK when a response arrived. */
+/* What a finished transfer (libcurl's result done) means for its request:
+ * an ABI code, OK when a response arrived; the message names the request. */
+static int finish(struct run_state *st, CURLcode done, char *errbuf,
+                  size_t errlen)
+{
+	const struct tb_http_req *req = st->req;
+	struct tb_http_resp *resp = st->resp;
+	curl_off_t cl = -1;
+	int rc = TASKBOX_OK;
+
+	if (resp->status == 0)
+		curl_easy_getinfo(st->easy, CURLINFO_RESPONSE_CODE,
+		                  &resp->status);
+	if (curl_easy_getinfo(st->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
+	                      &cl) == CURLE_OK)
+		resp->content_length = cl;
+	if (done == CURLE_WRITE_ERROR && (st->stopped || st->sink_rc)) {
+		rc = st->sink_rc;
+		if (rc != TASKBOX_OK)
+			tb_e2b_fail(errbuf, errlen, NULL, NULL, rc,
+			            "%s %s: the response could not be taken in",
+			            req->method, req->url);
+	} else if (done != CURLE_OK) {
+		int code = TASKBOX_E_UNAVAILABLE;
+		if (done == CURLE_OPERATION_TIMEDOUT)
+			code = TASKBOX_E_TIMEOUT;
+		else if (done == CURLE_OUT_OF_MEMORY)
+			code = TASKBOX_E_NOMEM;
+		else if (resp->status != 0)
+			code = TASKBOX_E_PROTOCOL;
+		rc = tb_e2b_fail(errbuf, errlen, NULL, NULL, code, "%s %s: %s",
+		                 req->method, req->url,
+		                 curl_easy_strerror(done));
+	}
+	return rc;
+}
+
+/* One attempt, on a multi handle borrowed from the instance's pool (its
+ * idle connections are reused). Returns an ABI code; OK when a response
+ * arrived. */
 static int attempt(struct tb_e2b *inst, const struct tb_http_req *req,
                    struct tb_http_resp *resp, char *errbuf, size_t errlen)
 {
-	struct run_state st = {req, resp, NULL, TASKBOX_OK, 0};
+	struct run_state st = {req, resp, NULL, TASKBOX_OK, 0, 0};
 	CURLM *multi = NULL;
 	CURL *easy = req->easy;
 	int own_easy = easy == NULL;
@@ -192,7 +232,7 @@ static int attempt(struct tb_e2b *inst, const struct tb_http_req *req,
 	resp_reset(resp);
 	if (own_easy)
 		easy = curl_easy_init();
-	multi = curl_multi_init();
+	multi = tb_http_pool_take(inst->pool);
 	if (!easy || !multi) {
 		rc = tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_NOMEM,
 		                 "out of memory making an HTTP request");
@@ -228,37 +268,11 @@ static int attempt(struct tb_e2b *inst, const struct tb_http_req *req,
 	while ((msg = curl_multi_info_read(multi, &left)) != NULL)
 		if (msg->msg == CURLMSG_DONE)
 			done = msg->data.result;
-	if (resp->status == 0)
-		curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &resp->status);
-	{
-		curl_off_t cl = -1;
-		if (curl_easy_getinfo(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
-		                      &cl) == CURLE_OK)
-			resp->content_length = cl;
-	}
-	if (done == CURLE_WRITE_ERROR && (st.stopped || st.sink_rc)) {
-		rc = st.sink_rc;
-		if (rc != TASKBOX_OK)
-			tb_e2b_fail(errbuf, errlen, NULL, NULL, rc,
-			            "%s %s: the response could not be taken in",
-			            req->method, req->url);
-	} else if (done != CURLE_OK) {
-		int code = TASKBOX_E_UNAVAILABLE;
-		if (done == CURLE_OPERATION_TIMEDOUT)
-			code = TASKBOX_E_TIMEOUT;
-		else if (done == CURLE_OUT_OF_MEMORY)
-			code = TASKBOX_E_NOMEM;
-		else if (resp->status != 0)
-			code = TASKBOX_E_PROTOCOL;
-		rc = tb_e2b_fail(errbuf, errlen, NULL, NULL, code, "%s %s: %s",
-		                 req->method, req->url,
-		                 curl_easy_strerror(done));
-	}
+	rc = finish(&st, done, errbuf, errlen);
 out_remove:
 	curl_multi_remove_handle(multi, easy);
 out:
-	if (multi)
-		curl_multi_cleanup(multi);
+	tb_http_pool_give(inst->pool, multi);
 	if (own_easy && easy)
 		curl_easy_cleanup(easy);
 	return rc;
@@ -344,4 +358,108 @@ int tb_http_fail(struct tb_e2b *inst, const char *secret2,
 	return tb_e2b_fail(errbuf, errlen, inst->api_key, secret2, code,
 	                   "%s: HTTP %ld: %s", what, resp->status,
 	                   msg[0] ? msg : "no message");
+}
+
+int tb_http_run_batch(struct tb_e2b *inst,
+                      const struct tb_http_req *const *reqs,
+                      struct tb_http_resp *const *resps, int *rcs, size_t n,
+                      size_t *failed_at, char *errbuf, size_t errlen)
+{
+	struct run_state *st = calloc(n ? n : 1, sizeof *st);
+	CURLM *multi = tb_http_pool_take(inst->pool);
+	uint32_t timeout_ms = 0;
+	uint64_t deadline;
+	int running = 1, failed = 0, rc = TASKBOX_OK;
+	char msg[TASKBOX_ERRBUF_SIZE];
+	CURLMsg *m;
+	size_t i;
+	int left;
+
+	if (!st || !multi) {
+		rc = tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_NOMEM,
+		                 "out of memory making HTTP requests");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		rcs[i] = TASKBOX_E_INTERNAL;
+		resp_reset(resps[i]);
+		st[i].req = reqs[i];
+		st[i].resp = resps[i];
+		st[i].easy = curl_easy_init();
+		if (!st[i].easy) {
+			rc = tb_e2b_fail(errbuf, errlen, NULL, NULL,
+			                 TASKBOX_E_NOMEM,
+			                 "out of memory making HTTP requests");
+			goto out;
+		}
+		if (setup(inst, reqs[i], &st[i], st[i].easy) != 0 ||
+		    curl_easy_setopt(st[i].easy, CURLOPT_PRIVATE, &st[i]) !=
+		        CURLE_OK ||
+		    curl_multi_add_handle(multi, st[i].easy) != CURLM_OK) {
+			curl_easy_cleanup(st[i].easy);
+			st[i].easy = NULL;
+			rc = tb_e2b_fail(errbuf, errlen, NULL, NULL,
+			                 TASKBOX_E_INTERNAL,
+			                 "cannot set up the HTTP requests");
+			goto out;
+		}
+		/* Over TLS, wait for the first connection to tell whether the
+		 * rest can share it (HTTP/2) before opening more. */
+		if (strncmp(reqs[i]->url, "https:", 6) == 0)
+			curl_easy_setopt(st[i].easy, CURLOPT_PIPEWAIT, 1L);
+		if (reqs[i]->timeout_ms > timeout_ms)
+			timeout_ms = reqs[i]->timeout_ms;
+	}
+	deadline = timeout_ms ? now_ms() + timeout_ms : 0;
+	while (running) {
+		if (curl_multi_perform(multi, &running) != CURLM_OK) {
+			rc = tb_e2b_fail(errbuf, errlen, NULL, NULL,
+			                 TASKBOX_E_INTERNAL,
+			                 "the HTTP engine failed");
+			goto out;
+		}
+		while ((m = curl_multi_info_read(multi, &left)) != NULL) {
+			struct run_state *done = NULL;
+			if (m->msg != CURLMSG_DONE)
+				continue;
+			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
+			                  (char **)&done);
+			i = (size_t)(done - st);
+			done->finished = 1;
+			rcs[i] = finish(done, m->data.result, msg, sizeof msg);
+			if (rcs[i] != TASKBOX_OK && !failed++) {
+				snprintf(errbuf, errlen, "%s", msg);
+				*failed_at = i;
+			}
+		}
+		if (!running)
+			break;
+		if (deadline && now_ms() >= deadline) {
+			for (i = 0; i < n; i++) {
+				if (st[i].finished)
+					continue;
+				rcs[i] = TASKBOX_E_TIMEOUT;
+				if (failed++)
+					continue;
+				*failed_at = i;
+				tb_e2b_fail(errbuf, errlen, NULL, NULL,
+				            TASKBOX_E_TIMEOUT,
+				            "%s %s: no answer within %u ms",
+				            reqs[i]->method, reqs[i]->url,
+				            (unsigned)timeout_ms);
+			}
+			break;
+		}
+		curl_multi_poll(multi, NULL, 0, 100, NULL);
+	}
+out:
+	for (i = 0; st && i < n; i++) {
+		if (!st[i].easy)
+			continue;
+		curl_multi_remove_handle(multi, st[i].easy);
+		curl_easy_cleanup(st[i].easy);
+	}
+	tb_http_pool_give(inst->pool, multi);
+	free(st);
+	return rc;
 }

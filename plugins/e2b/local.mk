@@ -5,12 +5,14 @@ plugins_e2b_e2b_la_SOURCES = plugins/e2b/e2b.c plugins/e2b/api.c \
 	plugins/e2b/http.c plugins/e2b/errors.c plugins/e2b/connect_frame.c \
 	plugins/e2b/envd_common.c plugins/e2b/envd_process.c \
 	plugins/e2b/process_stream.c plugins/e2b/envd_files.c \
+	plugins/e2b/envd_batch.c plugins/e2b/http_pool.c \
+	plugins/e2b/conn_cache.c plugins/e2b/reconnect.c \
 	plugins/e2b/e2b_int.h
 plugins_e2b_e2b_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS) \
 	-fvisibility=hidden
 plugins_e2b_e2b_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version \
 	-export-symbols-regex '^taskbox_provider_entry_v1$$'
-plugins_e2b_e2b_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS)
+plugins_e2b_e2b_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS) $(PTHREAD_LIBS)
 EXTRA_DIST += plugins/e2b/README.md
 
 # A small host that drives the plugin op by op for the tests.
@@ -25,10 +27,11 @@ check_PROGRAMS += tests/e2b/test_e2b_units
 TESTS += tests/e2b/test_e2b_units
 tests_e2b_test_e2b_units_SOURCES = tests/e2b/test_e2b_units.c \
 	plugins/e2b/connect_frame.c plugins/e2b/errors.c \
-	plugins/e2b/process_stream.c
+	plugins/e2b/process_stream.c plugins/e2b/conn_cache.c
 tests_e2b_test_e2b_units_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) \
 	$(CURL_CFLAGS) $(JANSSON_CFLAGS)
-tests_e2b_test_e2b_units_LDADD = $(CRITERION_LIBS) $(JANSSON_LIBS)
+tests_e2b_test_e2b_units_LDADD = $(CRITERION_LIBS) $(JANSSON_LIBS) \
+	$(PTHREAD_LIBS)
 
 # A bounded libFuzzer run over the process-stream decoder (skipped without
 # clang).
@@ -40,6 +43,7 @@ EXTRA_DIST += tests/e2b/fake/server.mjs tests/e2b/fake/spawn.mjs \
 	tests/e2b/fake/api.mjs tests/e2b/fake/envd.mjs \
 	tests/e2b/fake/process.mjs tests/e2b/fake/files.mjs \
 	tests/e2b/fake/connect.mjs tests/e2b/fake/sandboxes.mjs \
+	tests/e2b/fake/tokens.mjs \
 	tests/e2b/plugin-driver.mjs
 
 if INTEGRATION_TESTS

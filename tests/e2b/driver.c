@@ -6,6 +6,9 @@
  *   {"op":"exec","argv":[..],"env":[..],"cwd":..,"timeout_ms":N,
  *    "output_limit":N,"cancel_after_ms":N}
  *   {"op":"read_file","path":..,"offset":N,"length":N}
+ *   {"op":"read_files","items":[{"path":..,"offset":N,"length":N},..]}
+ *     (answers "items":[{"status":N,"data":BASE64,"file_size":N},..]; rc
+ *     11, unsupported, when the plugin has no read_files)
  *   {"op":"write_file","path":..,"data":BASE64,"mode":N}
  *   {"op":"renew","lifetime":N}  {"op":"close"}  {"op":"destroy","id":ID}
  *   {"op":"fini"}
@@ -14,6 +17,7 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +175,53 @@ static int do_exec(json_t *cmd, json_t *out, char *err)
 	return rc;
 }
 
+static int do_read_files(json_t *cmd, json_t *out, char *err)
+{
+	json_t *arr = json_object_get(cmd, "items"), *res = json_array();
+	size_t i, n = json_array_size(arr);
+	struct taskbox_read_item *items = calloc(n ? n : 1, sizeof *items);
+	struct taskbox_read_item **ptrs = calloc(n ? n : 1, sizeof *ptrs);
+	int rc = TASKBOX_E_NOMEM;
+
+	if (prov->struct_size < offsetof(struct taskbox_provider, read_files) +
+	                            sizeof prov->read_files ||
+	    !prov->read_files) {
+		rc = TASKBOX_E_UNSUPPORTED;
+		snprintf(err, TASKBOX_ERRBUF_SIZE, "no read_files");
+		goto out;
+	}
+	if (!items || !ptrs || !res)
+		goto out;
+	for (i = 0; i < n; i++) {
+		json_t *it = json_array_get(arr, i);
+		items[i].struct_size = sizeof items[i];
+		items[i].path = json_string_value(json_object_get(it, "path"));
+		items[i].offset =
+		    (uint64_t)json_integer_value(json_object_get(it, "offset"));
+		items[i].length =
+		    (size_t)json_integer_value(json_object_get(it, "length"));
+		ptrs[i] = &items[i];
+	}
+	rc = prov->read_files(conn, ptrs, n, err, TASKBOX_ERRBUF_SIZE);
+	for (i = 0; i < n; i++) {
+		json_t *o = json_object();
+		json_object_set_new(o, "status", json_integer(items[i].status));
+		json_object_set_new(
+		    o, "file_size",
+		    items[i].file_size == UINT64_MAX
+		        ? json_integer(-1)
+		        : json_integer((json_int_t)items[i].file_size));
+		set_bytes(o, "data", &items[i].data);
+		json_array_append_new(res, o);
+	}
+	json_object_set(out, "items", res);
+out:
+	json_decref(res);
+	free(items);
+	free(ptrs);
+	return rc;
+}
+
 static int run(json_t *cmd, json_t *out, char *err)
 {
 	const char *op = json_string_value(json_object_get(cmd, "op"));
@@ -224,6 +275,8 @@ static int run(json_t *cmd, json_t *out, char *err)
 		                        : json_integer((json_int_t)size));
 		return rc;
 	}
+	if (strcmp(op, "read_files") == 0)
+		return do_read_files(cmd, out, err);
 	if (strcmp(op, "write_file") == 0) {
 		size_t n;
 		unsigned char *data =

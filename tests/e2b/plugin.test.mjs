@@ -68,6 +68,11 @@ test("settings are validated and unknown ones refused by name", async () => {
     [{ env: ["A=1"] }, "settings.env"],
     [{ env: { "BAD NAME": "1" } }, "settings.env.BAD NAME"],
     [{ env: { OK: 1 } }, "settings.env.OK"],
+    [{ connection_reuse: -1 }, "settings.connection_reuse"],
+    [{ connection_reuse: 301 }, "settings.connection_reuse"],
+    [{ connection_reuse: "10" }, "settings.connection_reuse"],
+    [{ connection_reuse: 1.5 }, "settings.connection_reuse"],
+    [{ connection_reuse: true }, "settings.connection_reuse"],
   ]) {
     const r = await d.op({ op: "init", settings: s });
     assert.equal(r.rc, RC.INVALID, JSON.stringify(s));
@@ -79,6 +84,13 @@ test("settings are validated and unknown ones refused by name", async () => {
   });
   assert.equal(ok.rc, RC.OK, ok.err);
   await d.op({ op: "fini" });
+  for (const reuse of [0, 300]) {
+    const r = await d.op({ op: "init", settings: { connection_reuse: reuse } });
+    assert.equal(r.rc, RC.OK, `connection_reuse ${reuse}: ${r.err}`);
+    await d.op({ op: "fini" });
+  }
+  const bad = await d.op({ op: "init", settings: { connection_reuse: 301 } });
+  assert.match(bad.err, /0.*300/, "the message gives the rule");
 });
 
 test("every op of the ABI works against the fake", async () => {
@@ -260,7 +272,9 @@ test("a timeout kills the process and says so; cancel stops the op", async () =>
 });
 
 test("a paused sandbox is resumed through connect", async () => {
-  const d = await driver();
+  // Without connection reuse an op finds the sandbox paused; connect
+  // resumes it.
+  const d = await driver({ connection_reuse: 0 });
   const id = await sandbox(d);
   await exec(d, ["sh", "-c", "echo kept > state.txt"]);
   assert.equal(await fake.pause(id), 204);
@@ -345,4 +359,222 @@ test("a control-plane request that takes too long is TIMEOUT", async () => {
   } finally {
     await fake.faults({});
   }
+});
+
+// ---- read_files, and connecting once per connection_reuse window ----
+
+const connects = async (id) =>
+  (await fake.requests()).filter((r) => r.plane === "api" && r.url === `/v2/sandboxes/${id}/connect`).length;
+const envdGets = async () => (await fake.requests()).filter((r) => r.plane === "envd" && r.url.startsWith("/files?"));
+
+test("read_files reads several files, windows and a missing one in one batch", async () => {
+  const d = await driver();
+  const id = await sandbox(d);
+  await d.op({ op: "write_file", path: "a.txt", data: b64("0123456789"), mode: 0o644 });
+  await d.op({ op: "write_file", path: "dir/b.txt", data: b64("hello"), mode: 0o644 });
+  await d.op({ op: "write_file", path: "empty", data: "", mode: 0o644 });
+  const home = text(await exec(d, ["pwd"])).trim();
+  const pid = text(await exec(d, ["sh", "-c", "sleep 5 >/dev/null 2>&1 & echo $!"])).trim();
+  const r = await d.op({
+    op: "read_files",
+    items: [
+      { path: "a.txt", offset: 2, length: 3 },
+      { path: `${home}/dir/b.txt`, offset: 0, length: 100 },
+      { path: "missing.txt", offset: 0, length: 10 },
+      { path: "a.txt", offset: 10, length: 5 },
+      { path: "a.txt", offset: 50, length: 5 },
+      { path: "a.txt", offset: 4, length: 0 },
+      { path: "empty", offset: 0, length: 10 },
+      { path: `/proc/${pid}/stat`, offset: 0, length: 4096 },
+      { path: "/proc/999999999/stat", offset: 0, length: 10 },
+    ],
+  });
+  assert.equal(r.rc, RC.OK, r.err);
+  const [win, whole, missing, atEnd, pastEnd, zero, empty, stat, noProc] = r.items;
+  assert.deepEqual([win.status, unb64(win.data).toString(), win.file_size], [RC.OK, "234", 10]);
+  assert.deepEqual([whole.status, unb64(whole.data).toString(), whole.file_size], [RC.OK, "hello", 5]);
+  assert.equal(missing.status, RC.NOT_FOUND);
+  assert.equal(missing.data, "");
+  assert.deepEqual([atEnd.status, atEnd.data, atEnd.file_size], [RC.OK, "", 10]);
+  assert.deepEqual([pastEnd.status, pastEnd.data], [RC.OK, ""]);
+  assert.deepEqual([zero.status, zero.data, zero.file_size], [RC.OK, "", 10]);
+  assert.deepEqual([empty.status, empty.data, empty.file_size], [RC.OK, "", 0]);
+  assert.equal(stat.status, RC.OK);
+  assert.match(unb64(stat.data).toString(), new RegExp(`^${pid} \\(sleep\\) `), "procfs items are read with cat");
+  assert.equal(noProc.status, RC.NOT_FOUND);
+
+  // The same answers as read_file, item by item.
+  for (const [i, item] of [[0, { path: "a.txt", offset: 2, length: 3 }], [2, { path: "missing.txt", offset: 0, length: 10 }]]) {
+    const one = await d.op({ op: "read_file", ...item });
+    assert.equal(one.rc, r.items[i].status);
+    assert.equal(one.data, r.items[i].data);
+  }
+  // An item that is not OK or NOT_FOUND fails the batch, naming its path.
+  const bad = await d.op({ op: "read_files", items: [{ path: "a.txt", offset: 0, length: 1 }, { path: "dir", offset: 0, length: 1 }] });
+  assert.equal(bad.rc, RC.INVALID, bad.err);
+  assert.match(bad.err, /read_files dir: .*is a directory/);
+  const none = await d.op({ op: "read_files", items: [] });
+  assert.equal(none.rc, RC.OK, none.err);
+  await d.op({ op: "close" });
+  await d.op({ op: "destroy", id });
+});
+
+test("read_files sends its GETs at once: a batch costs about one round trip", async () => {
+  const d = await driver();
+  const id = await sandbox(d);
+  const names = Array.from({ length: 40 }, (_, i) => `f${i}.txt`);
+  await exec(d, ["sh", "-c", 'for n in "$@"; do printf "%s" "$n" > "$n"; done', "sh", ...names]);
+  await fake.clearRequests();
+  const items = names.map((path) => ({ path, offset: 1, length: 100 }));
+  let r = await d.op({ op: "read_files", items });
+  assert.equal(r.rc, RC.OK, r.err);
+  r.items.forEach((it, i) => {
+    assert.equal(it.status, RC.OK);
+    assert.equal(unb64(it.data).toString(), names[i].slice(1));
+    assert.equal(it.file_size, names[i].length);
+  });
+  const gets = await envdGets();
+  assert.equal(gets.length, 40, "one GET per item");
+  gets.forEach((g) => assert.equal(g.headers.range, "bytes=1-100"));
+
+  // With 300 ms added to every request, 8 reads one after another would
+  // take 2.4 s; together they take about one 300 ms round trip.
+  await fake.setLatency(300);
+  try {
+    const t0 = Date.now();
+    r = await d.op({ op: "read_files", items: items.slice(0, 8) });
+    const took = Date.now() - t0;
+    assert.equal(r.rc, RC.OK, r.err);
+    assert.ok(took < 1200, `the batch took ${took} ms`);
+  } finally {
+    await fake.setLatency(0);
+  }
+  await d.op({ op: "close" });
+  await d.op({ op: "destroy", id });
+});
+
+test("a connect within connection_reuse seconds asks the API nothing", async () => {
+  const d = await driver();
+  const id = await sandbox(d);
+  await d.op({ op: "close" });
+  await fake.clearRequests();
+  for (let i = 0; i < 3; i++) {
+    assert.equal((await d.op({ op: "connect", id })).rc, RC.OK);
+    const r = await exec(d, ["true"]);
+    assert.equal(r.rc, RC.OK, r.err);
+    await d.op({ op: "close" });
+  }
+  assert.equal(await connects(id), 0, "no control-plane connect");
+  const api = (await fake.requests()).filter((r) => r.plane === "api" && !r.url.startsWith("/_fake/"));
+  assert.deepEqual(api, [], "no control-plane request at all");
+
+  // Off: every connect asks.
+  const off = await driver({ connection_reuse: 0 });
+  await fake.clearRequests();
+  for (let i = 0; i < 2; i++) {
+    assert.equal((await off.op({ op: "connect", id })).rc, RC.OK);
+    await off.op({ op: "close" });
+  }
+  assert.equal(await connects(id), 2);
+
+  // An entry ages out after connection_reuse seconds.
+  const short = await driver({ connection_reuse: 2 });
+  await fake.clearRequests();
+  assert.equal((await short.op({ op: "connect", id })).rc, RC.OK);
+  await short.op({ op: "close" });
+  assert.equal((await short.op({ op: "connect", id })).rc, RC.OK);
+  await short.op({ op: "close" });
+  assert.equal(await connects(id), 1, "within the window: cached");
+  await new Promise((r) => setTimeout(r, 2100));
+  assert.equal((await short.op({ op: "connect", id })).rc, RC.OK);
+  await short.op({ op: "close" });
+  assert.equal(await connects(id), 2, "after it: asked again");
+  assert.equal((await d.op({ op: "destroy", id })).rc, RC.OK);
+});
+
+test("a sandbox paused behind the cache's back is resumed by one retry through connect", async () => {
+  const d = await driver();
+  const id = await sandbox(d);
+  await exec(d, ["sh", "-c", "echo kept > state.txt"]);
+  await d.op({ op: "close" });
+  assert.equal(await fake.pause(id), 204);
+  await fake.clearRequests();
+  assert.equal((await d.op({ op: "connect", id })).rc, RC.OK, "connect trusts its cache");
+  assert.equal(await connects(id), 0);
+  const r = await exec(d, ["cat", "state.txt"]);
+  assert.equal(r.rc, RC.OK, r.err);
+  assert.equal(text(r), "kept\n");
+  assert.equal(await connects(id), 1, "one connect resumed it");
+  assert.equal((await fake.info(id)).state, "running");
+  await d.stderrMatching(/resumed from pause/);
+  const starts = (await fake.requests()).filter((q) => q.url === "/process.Process/Start");
+  assert.equal(starts.length, 2, "the op ran once more, no more");
+
+  // The same for a batch, and for a write.
+  await d.op({ op: "close" });
+  assert.equal(await fake.pause(id), 204);
+  assert.equal((await d.op({ op: "connect", id })).rc, RC.OK);
+  const b = await d.op({ op: "read_files", items: [{ path: "state.txt", offset: 0, length: 10 }, { path: "nope", offset: 0, length: 1 }] });
+  assert.equal(b.rc, RC.OK, b.err);
+  assert.equal(unb64(b.items[0].data).toString(), "kept\n");
+  assert.equal(b.items[1].status, RC.NOT_FOUND);
+  assert.equal(await fake.pause(id), 204);
+  const w = await d.op({ op: "write_file", path: "w.txt", data: b64("w"), mode: 0o600 });
+  assert.equal(w.rc, RC.OK, w.err);
+  assert.equal(await connects(id), 3);
+  await d.op({ op: "close" });
+  await d.op({ op: "destroy", id });
+});
+
+test("a sandbox killed behind the cache's back is GONE, and connect then NOT_FOUND", async () => {
+  const d = await driver();
+  const id = await sandbox(d);
+  await d.op({ op: "close" });
+  await fake.vanish(id);
+  assert.equal((await d.op({ op: "connect", id })).rc, RC.OK, "connect trusts its cache");
+  await fake.clearRequests();
+  const r = await d.op({ op: "read_files", items: [{ path: "x", offset: 0, length: 1 }] });
+  assert.equal(r.rc, RC.GONE, r.err);
+  assert.match(r.err, /read_files x: .*502/);
+  assert.equal(await connects(id), 1, "it asked the API once");
+  const e = await exec(d, ["true"]);
+  assert.equal(e.rc, RC.GONE, e.err);
+  await d.op({ op: "close" });
+  assert.equal((await d.op({ op: "connect", id })).rc, RC.NOT_FOUND, "no entry is left behind");
+});
+
+test("destroy drops what connect learnt", async () => {
+  const d = await driver();
+  const id = await sandbox(d);
+  await d.op({ op: "close" });
+  assert.equal((await d.op({ op: "destroy", id })).rc, RC.OK);
+  assert.equal((await d.op({ op: "connect", id })).rc, RC.NOT_FOUND);
+});
+
+test("a rejected access token leads to one connect and one retry", async () => {
+  const d = await driver();
+  const id = await sandbox(d);
+  await d.op({ op: "write_file", path: "t.txt", data: b64("tok"), mode: 0o644 });
+  await d.op({ op: "close" });
+  await fake.token(id, { rotate: true });
+  assert.equal((await d.op({ op: "connect", id })).rc, RC.OK);
+  await fake.clearRequests();
+  const r = await d.op({ op: "read_file", path: "t.txt", offset: 0, length: 10 });
+  assert.equal(r.rc, RC.OK, r.err);
+  assert.equal(unb64(r.data).toString(), "tok");
+  assert.equal(await connects(id), 1);
+  assert.equal((await envdGets()).length, 2);
+
+  // A token refused again after the new connect is reported, not retried
+  // on and on.
+  await fake.token(id, { reject: true });
+  await fake.clearRequests();
+  const again = await d.op({ op: "read_file", path: "t.txt", offset: 0, length: 10 });
+  assert.equal(again.rc, RC.AUTH, again.err);
+  assert.match(again.err, /401/);
+  assert.equal(await connects(id), 1, "one connect");
+  assert.equal((await envdGets()).length, 2, "one retry");
+  await fake.token(id, { reject: false });
+  await d.op({ op: "close" });
+  await d.op({ op: "destroy", id });
 });

@@ -1,8 +1,11 @@
 /* Unit tests of the e2b plugin's parsers and error helpers: Connect
  * envelopes however the transport cuts them, base64 of proto-JSON bytes,
- * secret scrubbing, status mapping and envd versions. */
+ * secret scrubbing, status mapping and envd versions, and the cache of
+ * what connect learnt. */
 #include "config.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -298,4 +301,156 @@ Test(e2b_pstream, limits_errors_and_junk)
 	tb_pstream_init(&ps, &test_host, &res, 0);
 	cr_assert_eq(feed(&ps, compressed), TASKBOX_E_PROTOCOL);
 	tb_pstream_free(&ps);
+}
+
+/* ---- what connect learnt, per sandbox (conn_cache.c) ---- */
+
+static struct tb_e2b_conn learnt(const char *id, const char *url,
+                                 const char *token)
+{
+	struct tb_e2b_conn c;
+
+	memset(&c, 0, sizeof c);
+	strcpy(c.id, id);
+	c.envd_url = (char *)url;
+	c.access_token = (char *)token;
+	c.octet_upload = 1;
+	return c;
+}
+
+static void conn_fields_free(struct tb_e2b_conn *c)
+{
+	free(c->envd_url);
+	free(c->access_token);
+	memset(c, 0, sizeof *c);
+}
+
+Test(e2b_conn_cache, a_kept_entry_is_copied_out_and_dropped_on_demand)
+{
+	struct tb_conn_cache *cache = tb_conn_cache_new(10);
+	struct tb_e2b_conn in = learnt("isbx1", "http://envd", "tok");
+	struct tb_e2b_conn out;
+
+	memset(&out, 0, sizeof out);
+	cr_assert_eq(tb_conn_cache_get(cache, "isbx1", &out), 0);
+	tb_conn_cache_put(cache, &in);
+	cr_assert_eq(tb_conn_cache_get(cache, "isbx1", &out), 1);
+	cr_assert_str_eq(out.id, "isbx1");
+	cr_assert_str_eq(out.envd_url, "http://envd");
+	cr_assert_str_eq(out.access_token, "tok");
+	cr_assert_eq(out.octet_upload, 1);
+	cr_assert_neq(out.envd_url, in.envd_url, "a copy, not the entry");
+	conn_fields_free(&out);
+	cr_assert_eq(tb_conn_cache_get(cache, "isbx2", &out), 0);
+	tb_conn_cache_drop(cache, "isbx1");
+	cr_assert_eq(tb_conn_cache_get(cache, "isbx1", &out), 0);
+	cr_assert_null(out.envd_url);
+	tb_conn_cache_free(cache);
+}
+
+Test(e2b_conn_cache, a_newer_put_replaces_and_a_zero_ttl_keeps_nothing)
+{
+	struct tb_conn_cache *cache = tb_conn_cache_new(10);
+	struct tb_conn_cache *off = tb_conn_cache_new(0);
+	struct tb_e2b_conn a = learnt("isbx", "http://one", "t1");
+	struct tb_e2b_conn b = learnt("isbx", "http://two", NULL);
+	struct tb_e2b_conn out;
+
+	memset(&out, 0, sizeof out);
+	tb_conn_cache_put(cache, &a);
+	tb_conn_cache_put(cache, &b);
+	cr_assert_eq(tb_conn_cache_get(cache, "isbx", &out), 1);
+	cr_assert_str_eq(out.envd_url, "http://two");
+	cr_assert_null(out.access_token);
+	conn_fields_free(&out);
+	tb_conn_cache_put(off, &a);
+	cr_assert_eq(tb_conn_cache_get(off, "isbx", &out), 0);
+	tb_conn_cache_free(cache);
+	tb_conn_cache_free(off);
+}
+
+Test(e2b_conn_cache, a_full_table_forgets_the_oldest)
+{
+	struct tb_conn_cache *cache = tb_conn_cache_new(60);
+	struct tb_e2b_conn out;
+	char id[32];
+	int i, kept = 0;
+
+	memset(&out, 0, sizeof out);
+	for (i = 0; i < 300; i++) {
+		struct tb_e2b_conn c;
+		snprintf(id, sizeof id, "isbx%d", i);
+		c = learnt(id, "http://envd", "t");
+		tb_conn_cache_put(cache, &c);
+	}
+	for (i = 0; i < 300; i++) {
+		snprintf(id, sizeof id, "isbx%d", i);
+		if (tb_conn_cache_get(cache, id, &out) == 1)
+			kept++;
+		conn_fields_free(&out);
+	}
+	cr_assert_gt(kept, 0);
+	cr_assert_lt(kept, 300);
+	cr_assert_eq(tb_conn_cache_get(cache, "isbx299", &out), 1,
+	             "the newest is kept");
+	conn_fields_free(&out);
+	tb_conn_cache_free(cache);
+}
+
+struct churn {
+	struct tb_conn_cache *cache;
+	int seed;
+	int bad; /* an entry came back with another sandbox's fields */
+};
+
+/* Puts, gets and drops a handful of ids; every hit must carry the URL
+ * that was put for its id. */
+static void *churn_cache(void *arg)
+{
+	struct churn *c = arg;
+	char id[32], url[64];
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		int k = (i * 7 + c->seed) % 9;
+		struct tb_e2b_conn in, out;
+
+		snprintf(id, sizeof id, "isbx%d", k);
+		snprintf(url, sizeof url, "http://envd-%d", k);
+		memset(&out, 0, sizeof out);
+		if (i % 3 == 0) {
+			in = learnt(id, url, "t");
+			tb_conn_cache_put(c->cache, &in);
+		} else if (i % 3 == 1) {
+			if (tb_conn_cache_get(c->cache, id, &out) == 1 &&
+			    (strcmp(out.envd_url, url) != 0 ||
+			     strcmp(out.id, id) != 0))
+				c->bad++;
+			conn_fields_free(&out);
+		} else if (i % 11 == 0) {
+			tb_conn_cache_drop(c->cache, id);
+		}
+	}
+	return NULL;
+}
+
+Test(e2b_conn_cache, threads_may_share_it)
+{
+	struct tb_conn_cache *cache = tb_conn_cache_new(60);
+	struct churn c[4];
+	pthread_t t[4];
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		c[i].cache = cache;
+		c[i].seed = i;
+		c[i].bad = 0;
+		cr_assert_eq(pthread_create(&t[i], NULL, churn_cache, &c[i]),
+		             0);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		cr_assert_eq(c[i].bad, 0);
+	}
+	tb_conn_cache_free(cache);
 }
