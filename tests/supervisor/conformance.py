@@ -36,6 +36,11 @@ STATUS_KEYS = ["format", "task_id", "state", "command", "cwd", "timeout",
 TERMINAL = ("succeeded", "failed", "cancelled", "timed_out")
 # Generous bounds for waiting on real processes (never speed assertions).
 PATIENCE = 60.0
+# The heartbeat is rewritten at least every second: one read at any moment
+# is at most this old (ms), scheduling included.
+HEARTBEAT_MAX_AGE = 1500
+# How far a fresh heartbeat may be from this process's clock (ms).
+CLOCK_SLACK = 3000
 
 
 def become_subreaper():
@@ -173,6 +178,22 @@ class SupervisorCase(unittest.TestCase):
         with open(self.path(tid, stream), "rb") as f:
             return f.read()
 
+    def heartbeat(self, tid):
+        """(the heartbeat's milliseconds, this process's clock in ms when it
+        was read); the file must hold one line of decimal digits."""
+        with open(self.path(tid, "heartbeat"), "rb") as f:
+            raw = f.read()
+        now = time.time() * 1000
+        self.assertRegex(raw, rb"\A[0-9]+\n\Z")
+        return int(raw), now
+
+    def assert_fresh(self, tid):
+        """The heartbeat is recent: written within HEARTBEAT_MAX_AGE."""
+        beat, now = self.heartbeat(tid)
+        self.assertLessEqual(now - beat, HEARTBEAT_MAX_AGE)
+        self.assertGreaterEqual(now - beat, -CLOCK_SLACK)
+        return beat
+
     def wait_terminal(self, tid):
         end = time.monotonic() + PATIENCE
         while time.monotonic() < end:
@@ -276,7 +297,7 @@ class TestStart(SupervisorCase):
         self.assertIsNone(record["cwd"])
         self.assertEqual(record["timeout"], 60)
         self.assertEqual(sorted(os.listdir(self.path(record["task_id"]))),
-                         ["status.json", "stderr", "stdout"])
+                         ["heartbeat", "status.json", "stderr", "stdout"])
         with open(self.path(record["task_id"], "status.json"), "rb") as f:
             raw = f.read()
         self.assertTrue(raw.endswith(b"\n"))
@@ -357,6 +378,13 @@ class TestOutput(SupervisorCase):
         self.assertEqual(record["stdout_bytes"], MIB)
         self.assertFalse(record["stdout_truncated"])
         self.assertFalse(record["stderr_truncated"])
+
+    def test_one_byte_past_the_cap_is_truncated(self):
+        # The byte past the cap is the whole of what is discarded.
+        record = self.run_task("head -c 1048577 /dev/zero | tr '\\0' c")
+        self.assertEqual(record["stdout_bytes"], MIB)
+        self.assertTrue(record["stdout_truncated"])
+        self.assertEqual(self.log(record["task_id"], "stdout"), b"c" * MIB)
 
     def test_secrets_are_masked(self):
         env = dict(self.env, MY_API_KEY="s3cr3t-value-123",
@@ -555,6 +583,106 @@ class TestTimeoutAndCancel(SupervisorCase):
         self.assertEqual(code, 0, removed)
 
 
+class TestHeartbeat(SupervisorCase):
+    def test_heartbeat_beside_the_first_running_record(self):
+        record = self.start("sleep 5")
+        self.assertEqual(record["state"], "running")
+        tid = record["task_id"]
+        beat, now = self.heartbeat(tid)
+        self.assertLess(abs(now - beat), CLOCK_SLACK)
+        mode = os.stat(self.path(tid, "heartbeat")).st_mode & 0o777
+        self.assertEqual(mode, 0o600)
+
+    def test_heartbeat_advances_while_a_quiet_task_runs(self):
+        tid = self.start("sleep 5")["task_id"]
+        first, _ = self.heartbeat(tid)
+        time.sleep(2.5)
+        self.assertEqual(self.status(tid)["state"], "running")
+        second = self.assert_fresh(tid)
+        self.assertGreater(second, first)
+        final = self.wait_terminal(tid)
+        self.assertEqual(final["state"], "succeeded")
+        names = os.listdir(self.path(tid))
+        self.assertIn("heartbeat", names)
+        self.assertNotIn("heartbeat.tmp", names)
+        mode = os.stat(self.path(tid, "heartbeat")).st_mode & 0o777
+        self.assertEqual(mode, 0o600)
+
+    def test_heartbeat_advances_while_output_floods(self):
+        tid = self.start("yes & yes >&2; wait")["task_id"]
+        first, _ = self.heartbeat(tid)
+        time.sleep(2.5)
+        self.assertEqual(self.status(tid)["state"], "running")
+        self.assertGreater(self.assert_fresh(tid), first)
+
+    def test_heartbeat_advances_while_a_cancel_waits(self):
+        tid = self.start("trap '' TERM; sleep 30")["task_id"]
+        code, record = self.call("cancel", "--root", ROOT, "--id", tid,
+                                 "--wait", "0")
+        self.assertEqual(code, 0, record)
+        time.sleep(1.2)  # within the 1.5 s before the group's SIGKILL
+        if self.status(tid)["state"] == "running":
+            self.assert_fresh(tid)
+        self.assertEqual(self.wait_terminal(tid)["state"], "cancelled")
+
+    def test_heartbeat_advances_during_the_final_drain(self):
+        # The escapee holds the stdout pipe: after the shell exits the
+        # supervisor drains for 2 s before its terminal record. It writes
+        # its pid once it has left the group, which the shell waits for.
+        command = ("setsid sh -c 'echo $$ > esc.pid; exec sleep 300' & "
+                   "until [ -s esc.pid ]; do sleep 0.01; done; : > exiting")
+        tid = self.start(command)["task_id"]
+        end = time.monotonic() + PATIENCE
+        while not os.path.exists(os.path.join(self.home, "exiting")):
+            self.assertLess(time.monotonic(), end)
+            time.sleep(0.01)
+        with open(os.path.join(self.home, "esc.pid")) as f:
+            self.pids_to_kill.append(int(f.read()))
+        time.sleep(1.5)  # past a beat due in the drain, before its end
+        self.assert_fresh(tid)
+        self.assertEqual(self.status(tid)["state"], "running")
+        self.assertEqual(self.wait_terminal(tid)["state"], "succeeded")
+
+    def test_heartbeat_that_cannot_be_written_is_ignored(self):
+        tid = self.start("sleep 2.5; echo done")["task_id"]
+        beat = self.path(tid, "heartbeat")
+        for _ in range(100):  # a beat may land between unlink and mkdir
+            try:
+                os.unlink(beat)
+                os.mkdir(beat)  # the rename over it now fails
+                break
+            except (FileNotFoundError, FileExistsError):
+                continue
+        self.assertTrue(os.path.isdir(beat))
+        final = self.wait_terminal(tid)
+        self.assertEqual(final["state"], "succeeded")
+        self.assertIsNone(final["error"])
+        self.assertEqual(self.log(tid, "stdout"), b"done\n")
+        self.assertNotIn("heartbeat.tmp", os.listdir(self.path(tid)))
+        code, removed = self.call("remove", "--root", ROOT, "--id", tid)
+        self.assertEqual(code, 0, removed)
+
+    def test_killed_supervisor_heartbeat_stops(self):
+        record = self.start("sleep 30")
+        tid = record["task_id"]
+        os.kill(record["supervisor_pid"], signal.SIGKILL)
+        end = time.monotonic() + PATIENCE
+        while alive(record["supervisor_pid"], record["supervisor_start"]):
+            self.assertLess(time.monotonic(), end)
+            time.sleep(0.02)
+        last, _ = self.heartbeat(tid)
+        time.sleep(1.5)
+        self.assertEqual(self.heartbeat(tid)[0], last)
+        self.assertEqual(self.status(tid)["state"], "running")
+        code, listed = self.call("list", "--root", ROOT)
+        self.assertEqual(code, 0, listed)
+        self.assertEqual([t["task_id"] for t in listed["tasks"]], [tid])
+        self.call("cancel", "--root", ROOT, "--id", tid)
+        code, removed = self.call("remove", "--root", ROOT, "--id", tid)
+        self.assertEqual(code, 0, removed)
+        self.assertEqual(self.task_dirs(), [])
+
+
 class TestLimitsAndRemove(SupervisorCase):
     def test_limit_of_128_and_remove(self):
         first = self.run_task("true")
@@ -619,6 +747,8 @@ class TestTwoImplementations(SupervisorCase):
                                  "--timeout", "60", "--command",
                                  "echo hi; sleep 30", prefix=starter)
         self.assertEqual(code, 0, record)
+        self.assertLess(abs(self.heartbeat(tid)[0] - time.time() * 1000),
+                        CLOCK_SLACK)
         done = self.run_task("exit 5")
         code, listed = self.call("list", "--root", ROOT, prefix=other)
         self.assertEqual(code, 0, listed)

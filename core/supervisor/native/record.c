@@ -1,5 +1,6 @@
 /* The status record (format 1): encoding, the atomic replacement of
- * status.json, reading it back, and the /proc checks of its pids. */
+ * status.json, reading it back, the /proc checks of its pids, and the
+ * heartbeat. */
 #include "config.h"
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sup.h"
@@ -210,4 +212,27 @@ int tb_verified(long long pid, long long start)
 	if (tb_proc_stat(pid, &state, &now) < 0)
 		return 0;
 	return now == start && !strchr("ZXx", state);
+}
+
+void tb_heartbeat_write(int dfd)
+{
+	struct timespec ts;
+	char line[32];
+	int fd, n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	n = snprintf(line, sizeof(line), "%lld\n",
+	             (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	fd = openat(dfd, "heartbeat.tmp",
+	            O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (tb_write_all(fd, line, (size_t)n) < 0) {
+		close(fd);
+		unlinkat(dfd, "heartbeat.tmp", 0);
+		return;
+	}
+	close(fd);
+	if (renameat(dfd, "heartbeat.tmp", dfd, "heartbeat") < 0)
+		unlinkat(dfd, "heartbeat.tmp", 0);
 }

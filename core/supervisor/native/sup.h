@@ -16,6 +16,8 @@
 #define TB_CHUNK 262144
 #define TB_BATCH_BYTES 65536
 #define TB_BATCH_PAUSE_NS 500000
+/* The running supervisor rewrites its heartbeat at least this often. */
+#define TB_HEARTBEAT_MS 1000
 #define TB_MAX_COMMAND 65536
 #define TB_MAX_PATH 4096
 #define TB_MIN_SECRET 4
@@ -114,6 +116,9 @@ void tb_record_json(const struct tb_record *rec, struct tb_str *out);
 /* Replaces status.json in DFD: temp file, fsync, rename, fsync of DFD.
  * Returns 0, or -1 with errno set. */
 int tb_record_write(int dfd, const struct tb_record *rec);
+/* Replaces heartbeat in DFD with the wall clock in ms: temp file, rename,
+ * no fsync (not durable state). Failures are ignored. */
+void tb_heartbeat_write(int dfd);
 
 /* Writes all n bytes, retrying after EINTR. Returns 0, or -1 (errno). */
 int tb_write_all(int fd, const void *data, size_t n);
@@ -153,6 +158,7 @@ size_t tb_mask_feed(struct tb_masker *m, const void *data, size_t n, int final,
 /* ---- logs.c ---- */
 struct tb_stream {
 	int fd, log, open, big, truncated, masking, discarding;
+	int splicing; /* discarding through splice(2) until it fails */
 	unsigned long long kept;
 	struct tb_masker masker;
 };
