@@ -1,10 +1,15 @@
 /* The wait loop of get_task, cancel_task and tasks/result. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tasks/pid_watch.h"
 #include "tasks/sup_client.h"
@@ -17,6 +22,13 @@
 
 /* The longest pause between two looks for output of a watched wait. */
 #define WATCHED_OUTPUT_MAX_MS 100u
+
+/* Waits that also watch their task's directory (one inotify instance
+ * each) at once: instances are counted per user (128 by default), so the
+ * server takes only a few; the others wake on the supervisor's exit. */
+#define NOTIFY_MAX 16u
+
+static unsigned notify_used;
 
 static uint64_t now_us(void)
 {
@@ -72,6 +84,48 @@ static bool has_byte(struct tb_box *box, const char *task_id,
 	return yes;
 }
 
+/* probe (below) in one provider batch: the record and, for
+ * TB_WAIT_CHANGE, a byte at each offset, all read together. */
+static bool probe_batched(struct tb_box *box, const char *task_id,
+                          const struct tb_page_req *pr,
+                          enum tb_wait_until until, int64_t *pid,
+                          uint64_t *start)
+{
+	struct taskbox_read_item status = {0}, out = {0}, errb = {0};
+	struct taskbox_read_item *items[] = {&status, &out, &errb};
+	char paths[3][128], err[TB_ERR_MAX];
+	struct tb_task_record rec;
+	size_t n = until == TB_WAIT_CHANGE ? 3 : 1;
+	bool due;
+
+	memset(&rec, 0, sizeof(rec));
+	status.path = tb_sup_task_path(paths[0], sizeof(paths[0]), task_id,
+	                               "status.json");
+	status.length = TB_STATUS_MAX;
+	out.path =
+	    tb_sup_task_path(paths[1], sizeof(paths[1]), task_id, "stdout");
+	out.offset = pr->stdout_offset;
+	out.length = 1;
+	errb.path =
+	    tb_sup_task_path(paths[2], sizeof(paths[2]), task_id, "stderr");
+	errb.offset = pr->stderr_offset;
+	errb.length = 1;
+	if (tb_box_read_many(box, items, n, err, sizeof(err)) != TASKBOX_OK)
+		return true;
+	due = status.status != TASKBOX_OK ||
+	      tb_sup_parse_status(box, task_id, &status.data, &rec, err,
+	                          sizeof(err)) != TASKBOX_OK ||
+	      rec.state != TB_TASK_RUNNING || out.data.len > 0 ||
+	      errb.data.len > 0;
+	if (!due) {
+		*pid = rec.supervisor_pid;
+		*start = rec.supervisor_start;
+	}
+	tb_task_record_clear(&rec);
+	tb_read_items_free(items, n);
+	return due;
+}
+
 /* The cheap check between two views: the status record's state and, for
  * TB_WAIT_CHANGE, a byte at each offset. True when a view is due. Notes
  * the supervisor of a running task in *pid and *start. */
@@ -83,6 +137,8 @@ static bool probe(struct tb_box *box, const char *task_id,
 	char err[TB_ERR_MAX];
 	bool due;
 
+	if (tb_box_batches_reads(box))
+		return probe_batched(box, task_id, pr, until, pid, start);
 	memset(&rec, 0, sizeof(rec));
 	due = tb_sup_read_status(box, task_id, &rec, err, sizeof(err)) !=
 	          TASKBOX_OK ||
@@ -113,6 +169,10 @@ struct tb_wait {
 	int rc;                 /* tb_task_view's for it */
 	bool done;              /* the view settles it, or it failed */
 	bool watched;           /* the supervisor's pidfd wakes this park */
+	int pid_fd;             /* the supervisor's pidfd (a copy), or -1 */
+	int notify_fd;          /* inotify on the task's directory, or -1 */
+	int wake_ep;            /* epoll of both, handed out per park, or -1 */
+	bool armed;             /* arm() ran */
 };
 
 /* Takes a full view into wait. */
@@ -142,6 +202,7 @@ struct tb_wait *tb_wait_begin(struct tb_box *box, const char *task_id,
 	}
 	wait->box = *box;
 	memset(box, 0, sizeof *box);
+	wait->pid_fd = wait->notify_fd = wait->wake_ep = -1;
 	snprintf(wait->task_id, sizeof wait->task_id, "%s", task_id);
 	wait->pr = *pr;
 	wait->wait_ms = wait_ms;
@@ -151,12 +212,117 @@ struct tb_wait *tb_wait_begin(struct tb_box *box, const char *task_id,
 	return wait;
 }
 
+/* An inotify descriptor (non-blocking) that reads an event when the task's
+ * status record is replaced or its directory goes, or -1. The directory is
+ * reached through the supervisor's working directory (the sandbox's home),
+ * and trusted only if the watched supervisor is still alive after the
+ * watch was added: its pid then still named it. */
+static int notify_open(const struct tb_wait *wait)
+{
+	char path[128];
+	int fd;
+
+	if (__atomic_add_fetch(&notify_used, 1, __ATOMIC_RELAXED) > NOTIFY_MAX)
+		goto none;
+	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd < 0)
+		goto none;
+	snprintf(path, sizeof path, "/proc/%lld/cwd/" TB_TASK_ROOT "/%s",
+	         (long long)wait->sup.pid, wait->task_id);
+	if (inotify_add_watch(fd, path,
+	                      IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
+	                          IN_ONLYDIR) >= 0 &&
+	    tb_pid_watch_check(wait->sup.pid, wait->sup.start) == 1)
+		return fd;
+	close(fd);
+none:
+	__atomic_sub_fetch(&notify_used, 1, __ATOMIC_RELAXED);
+	return -1;
+}
+
+/* Closes what arm() opened. */
+static void disarm(struct tb_wait *wait)
+{
+	if (wait->notify_fd >= 0) {
+		close(wait->notify_fd);
+		__atomic_sub_fetch(&notify_used, 1, __ATOMIC_RELAXED);
+	}
+	if (wait->pid_fd >= 0)
+		close(wait->pid_fd);
+	if (wait->wake_ep >= 0)
+		close(wait->wake_ep);
+	wait->pid_fd = wait->notify_fd = wait->wake_ep = -1;
+}
+
+/* Once per wait: an epoll set that polls readable when the supervisor
+ * exits or, sooner, when it renames a new status record into place (the
+ * final record is in place a directory fsync and the process's exit before
+ * the exit). Leaves wake_ep at -1 where the directory cannot be watched. */
+static void arm(struct tb_wait *wait)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	wait->armed = true;
+	wait->pid_fd = tb_pid_watch_dup(wait->sup.pid, wait->sup.start);
+	if (wait->pid_fd < 0) {
+		wait->armed = false; /* not watched yet: try again */
+		return;
+	}
+	wait->notify_fd = notify_open(wait);
+	if (wait->notify_fd >= 0)
+		wait->wake_ep = epoll_create1(EPOLL_CLOEXEC);
+	if (wait->wake_ep < 0 ||
+	    epoll_ctl(wait->wake_ep, EPOLL_CTL_ADD, wait->pid_fd, &ev) < 0 ||
+	    epoll_ctl(wait->wake_ep, EPOLL_CTL_ADD, wait->notify_fd, &ev) < 0)
+		disarm(wait);
+}
+
+/* Whether one inotify event may have changed what a view shows: the status
+ * record renamed into place, or the directory (or the watch) gone. */
+static bool record_event(const struct inotify_event *ev)
+{
+	if (ev->mask &
+	    (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_Q_OVERFLOW))
+		return true;
+	return ev->len > 0 && strcmp(ev->name, "status.json") == 0;
+}
+
+/* Reads every pending event of the wait's inotify descriptor; true when
+ * one of them may have changed the record. */
+static bool notified(struct tb_wait *wait)
+{
+	_Alignas(struct inotify_event) char buf[4096];
+	bool any = false;
+	ssize_t n;
+
+	if (wait->notify_fd < 0)
+		return false;
+	while ((n = read(wait->notify_fd, buf, sizeof buf)) > 0 ||
+	       (n < 0 && errno == EINTR)) {
+		for (ssize_t at = 0; n > 0 && at < n;) {
+			const struct inotify_event *ev =
+			    (const struct inotify_event *)(buf + at);
+			any = any || record_event(ev);
+			at += (ssize_t)(sizeof *ev + ev->len);
+		}
+	}
+	return any;
+}
+
 int tb_wait_wake_fd(struct tb_wait *wait)
 {
 	int fd = -1;
 
-	if (!wait->done && wait->sup.pid > 0 &&
-	    (wait->box.inst->plugin->features & TASKBOX_FEATURE_HOST_PIDS))
+	if (wait->done || wait->sup.pid <= 0 ||
+	    !(wait->box.inst->plugin->features & TASKBOX_FEATURE_HOST_PIDS)) {
+		wait->watched = false;
+		return -1;
+	}
+	if (!wait->armed)
+		arm(wait);
+	if (wait->wake_ep >= 0)
+		fd = fcntl(wait->wake_ep, F_DUPFD_CLOEXEC, 0);
+	else
 		fd = tb_pid_watch_dup(wait->sup.pid, wait->sup.start);
 	wait->watched = fd >= 0;
 	return fd;
@@ -224,9 +390,9 @@ void tb_wait_step(struct tb_wait *wait)
 	uint64_t before = now_us();
 
 	/* Watched, the pidfd stands for the status record and the liveness
-	 * check of a full view. */
+	 * check of a full view; a replaced record is read at once. */
 	if (wait->watched) {
-		if (watched_probe(wait))
+		if (notified(wait) || watched_probe(wait))
 			view(wait);
 		else
 			wait->cost = now_us() - before;
@@ -247,6 +413,7 @@ static int end_into(struct tb_wait *wait, json_t **result, struct tb_box *box)
 {
 	int rc = wait->rc;
 
+	disarm(wait);
 	*result = wait->view;
 	if (box)
 		*box = wait->box;
