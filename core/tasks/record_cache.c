@@ -164,6 +164,32 @@ int tb_record_cache_log_page(const struct tb_task_record *rec,
 	return hit;
 }
 
+/* With the lock held: whether slot s answers a page of stream from offset
+ * without a read. */
+static bool page_kept(const struct slot *s, enum tb_log_stream stream,
+                      uint64_t offset)
+{
+	int64_t recorded =
+	    stream == TB_LOG_STDOUT ? s->rec.stdout_bytes : s->rec.stderr_bytes;
+
+	return recorded >= 0 &&
+	       (offset >= (uint64_t)recorded || s->log[stream] != NULL);
+}
+
+bool tb_record_cache_pages_kept(const char *task_id, uint64_t stdout_offset,
+                                uint64_t stderr_offset)
+{
+	bool kept;
+
+	pthread_mutex_lock(&lock);
+	struct slot *s = find(task_id);
+	kept = s && tb_task_state_terminal(s->rec.state) &&
+	       page_kept(s, TB_LOG_STDOUT, stdout_offset) &&
+	       page_kept(s, TB_LOG_STDERR, stderr_offset);
+	pthread_mutex_unlock(&lock);
+	return kept;
+}
+
 void tb_record_cache_clear(void)
 {
 	pthread_mutex_lock(&lock);

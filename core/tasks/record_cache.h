@@ -5,6 +5,7 @@
 #ifndef TB_RECORD_CACHE_H
 #define TB_RECORD_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,13 @@ void tb_record_cache_keep_log(const struct tb_task_record *rec,
 int tb_record_cache_log_page(const struct tb_task_record *rec,
                              enum tb_log_stream stream, uint64_t offset,
                              size_t limit, struct taskbox_buf *page);
+
+/* True when the last record parsed for task_id says the task ended and a
+ * page of each log from these offsets would come from the cache (the log
+ * kept whole, or the offset at or past its recorded end): a view then
+ * needs no log read, only the record. */
+bool tb_record_cache_pages_kept(const char *task_id, uint64_t stdout_offset,
+                                uint64_t stderr_offset);
 
 /* Empties the cache (tests; and at exit, so leak checkers see it freed). */
 void tb_record_cache_clear(void);

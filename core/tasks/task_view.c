@@ -24,7 +24,8 @@ struct page {
  * (read before the record says whether the task has ended). */
 struct prefetch {
 	bool on;
-	bool beat; /* the heartbeat was asked for */
+	bool pages; /* the pages were asked for */
+	bool beat;  /* the heartbeat was asked for */
 	struct taskbox_read_item status, heartbeat, page[2];
 	char paths[4][128];
 };
@@ -47,6 +48,12 @@ static int prefetch(struct tb_box *box, const char *task_id,
 	                                   task_id, "status.json");
 	pf->status.length = TB_STATUS_MAX;
 	items[n++] = &pf->status;
+	/* An ended task whose pages the record cache holds needs only its
+	 * record (which says the task, and its sandbox, are still there). */
+	if (tb_record_cache_pages_kept(task_id, pr->stdout_offset,
+	                               pr->stderr_offset))
+		goto read;
+	pf->pages = true;
 	pf->page[0].path = tb_sup_task_path(pf->paths[1], sizeof(pf->paths[1]),
 	                                    task_id, "stdout");
 	pf->page[0].offset = pr->stdout_offset;
@@ -65,6 +72,7 @@ static int prefetch(struct tb_box *box, const char *task_id,
 		pf->heartbeat.length = 32;
 		items[n++] = &pf->heartbeat;
 	}
+read:
 	rc = tb_box_read_many(box, items, n, err, errlen);
 	pf->on = rc == TASKBOX_OK;
 	return rc;
@@ -196,7 +204,8 @@ static int read_page(struct tb_box *box, const char *task_id,
 		                             &p->data))
 			return TASKBOX_OK;
 	}
-	if (pf->on && take_prefetched(&pf->page[stream], terminal, recorded, p))
+	if (pf->pages &&
+	    take_prefetched(&pf->page[stream], terminal, recorded, p))
 		goto got;
 	tb_sup_task_path(path, sizeof(path), task_id, names[stream]);
 	rc =

@@ -23,6 +23,7 @@ static struct {
 	const char *batch_stdout; /* what a batch sees of stdout, if set */
 	const char *proc_stat;    /* what `cat /proc/...` prints, or NULL */
 	int read_file, read_files, exec;
+	size_t batch_items; /* in the last batch */
 } sb;
 
 static void put(const char *path, const char *text)
@@ -91,6 +92,7 @@ static int fake_read_files(void *conn, struct taskbox_read_item *const *items,
 	(void)errbuf;
 	(void)errlen;
 	sb.read_files++;
+	sb.batch_items = count;
 	for (size_t i = 0; i < count; i++) {
 		struct taskbox_read_item *it = items[i];
 		const char *text = lookup(it->path);
@@ -240,6 +242,14 @@ Test(task_view, an_ended_task_with_a_whole_page_needs_nothing_more)
 	cr_assert_str_eq(json_string_value(json_object_get(v, "stdout")),
 	                 "hello\n");
 	cr_assert_eq(sb.read_files + sb.read_file + sb.exec, 1);
+	cr_assert_eq(sb.batch_items, 4, "record, two pages, heartbeat");
+	json_decref(v);
+	/* Its logs are kept now: the next view reads the record alone. */
+	cr_assert_str_eq(view(&v), "succeeded");
+	cr_assert_str_eq(json_string_value(json_object_get(v, "stdout")),
+	                 "hello\n");
+	cr_assert_eq(sb.read_files + sb.read_file + sb.exec, 2);
+	cr_assert_eq(sb.batch_items, 1, "the record only");
 	json_decref(v);
 }
 
