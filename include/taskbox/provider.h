@@ -200,8 +200,12 @@ struct taskbox_provider_ops {
 	              char *id, char *errbuf, size_t errlen);
 
 	/* Attaches to an existing sandbox by id; a provider may resume a
-	 * paused one. TASKBOX_E_NOT_FOUND when there is no such sandbox. The
-	 * connection is released with close. Required. Thread-safe. */
+	 * paused one. TASKBOX_E_NOT_FOUND when there is no such sandbox. A
+	 * provider may keep what it learnt about a sandbox for a short time
+	 * and answer from it without asking its backend; a sandbox destroyed
+	 * meanwhile elsewhere then connects, and its first op returns
+	 * TASKBOX_E_GONE. The connection is released with close. Required.
+	 * Thread-safe. */
 	int (*connect)(void *instance, const char *sandbox_id, void **conn,
 	               char *errbuf, size_t errlen);
 
