@@ -5,6 +5,7 @@ EXTRA_DIST += \
 	bench/bench.mjs \
 	bench/http.mjs \
 	bench/modern.mjs \
+	bench/remote.mjs \
 	bench/echo.c \
 	bench/lib/figures.mjs \
 	bench/lib/httpclient.mjs \
@@ -17,6 +18,9 @@ EXTRA_DIST += \
 	bench/lib/parked.mjs \
 	bench/lib/procfs.mjs \
 	bench/lib/rawstdio.mjs \
+	bench/lib/remoteload.mjs \
+	bench/lib/remotereport.mjs \
+	bench/lib/remotesetup.mjs \
 	bench/lib/report.mjs \
 	bench/lib/rounds.mjs \
 	bench/lib/scale.mjs \
@@ -37,4 +41,6 @@ EXTRA_DIST += \
 	bench/results/http.dat \
 	bench/results/http.png \
 	bench/results/modern.md \
-	bench/results/modern.json
+	bench/results/modern.json \
+	bench/results/remote.md \
+	bench/results/remote.json

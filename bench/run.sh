@@ -16,12 +16,20 @@
 # - then bench/modern.mjs: MCP 2026-07-28 requests against legacy ones on the
 #   same binary (stdio and HTTP), and through haproxy (/usr/sbin/haproxy)
 #   against direct; writes bench/results/modern.md and modern.json.
+# - then bench/remote.mjs: the docker and e2b providers' calls against one
+#   raw request to the same backend, with no added latency and with 50 ms
+#   (a podman engine from tests/docker/engine.sh, behind its latency proxy,
+#   and the E2B fake with --latency-ms); writes bench/results/remote.md and
+#   remote.json.
 # Environment: TASKBOX_BIN, TASKBOX_PLUGIN_PATH, BENCH_BUILD_DIR, BENCH_RUNS
 # (measured runs, default 5), BENCH_RESULTS (default bench/results), CC,
-# BENCH_ONLY (stdio, http or modern: run that part alone; default all),
+# BENCH_ONLY (stdio, http, modern or remote: run that part alone; default all),
 # BENCH_HTTP_RUNS (default 3), BENCH_HTTP_WAITS (parked waits, default 1000),
 # BENCH_MODERN_RUNS (default 3), BENCH_MODERN_CALLS (stdio calls per side,
-# op and run, default 2000), BENCH_MODERN_SLICES (default 4).
+# op and run, default 2000), BENCH_MODERN_SLICES (default 4),
+# BENCH_REMOTE_RUNS (default 3), BENCH_REMOTE_CALLS, BENCH_REMOTE_STARTS,
+# BENCH_REMOTE_WAITS, BENCH_REMOTE_LATENCIES (default 0,50) and
+# BENCH_REMOTE_PROVIDERS (default docker,e2b): see bench/remote.mjs.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -92,9 +100,9 @@ export TASKBOX_BIN BENCH_ECHO_BIN
 export TASKBOX_PLUGIN_PATH=${TASKBOX_PLUGIN_PATH:-}
 only=${BENCH_ONLY:-}
 case $only in
-'' | stdio | http | modern) ;;
+'' | stdio | http | modern | remote) ;;
 *)
-	say "BENCH_ONLY=$only: stdio, http or modern"
+	say "BENCH_ONLY=$only: stdio, http, modern or remote"
 	exit 1
 	;;
 esac
@@ -102,3 +110,4 @@ say "taskbox: $TASKBOX_BIN; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -z "$only" ] || [ "$only" = stdio ]; then node "$here/bench.mjs"; fi
 if [ -z "$only" ] || [ "$only" = http ]; then node "$here/http.mjs"; fi
 if [ -z "$only" ] || [ "$only" = modern ]; then node "$here/modern.mjs"; fi
+if [ -z "$only" ] || [ "$only" = remote ]; then node "$here/remote.mjs"; fi

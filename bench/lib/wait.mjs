@@ -1,8 +1,11 @@
 // Waiting: how long after a task's exit a get_task that waits for it
 // returns, on the local provider.
 import { newRecord } from "./rounds.mjs";
+import { fmt, quantile } from "./stats.mjs";
 
 export const WAIT_FIGURE = "wait: task exit to get_task return";
+// Waits per run: enough for a p99 that is not just the run's maximum.
+export const WAIT_SAMPLES = 100;
 // What `date +%s%N` prints: 19 digits and a newline.
 const STAMP_BYTES = 20;
 const sc = (r) => r.structuredContent || JSON.parse(r.content?.[0]?.text || "{}");
@@ -13,15 +16,16 @@ const wallMs = () => performance.timeOrigin + performance.now();
 // Per run, `n` tasks `sleep 0.2; date +%s%N`, each followed at once by a
 // get_task with `wait` and a stdout_offset past that output; the latency is the client's wall clock at the
 // return minus the time the task printed as its last line, just before it
-// exited. Returns one record per run, or [] when get_task cannot wait.
-export async function waitPhase(ctx, runs, n = 20) {
+// exited. Logs each run's p50 and p99 through ctx.log when given. Returns
+// one record per run, or [] when get_task cannot wait.
+export async function waitPhase(ctx, runs, n = WAIT_SAMPLES) {
   const tb = ctx.tb;
   const tool = (tb.tools || []).find((t) => t.name === "get_task");
   if (!tool?.inputSchema?.properties?.wait) return [];
   const recs = Array.from({ length: runs }, newRecord);
   const sandboxId = sc(await tb.call("create_sandbox", { timeout: 3600 })).sandbox_id;
   try {
-    for (const rec of recs)
+    for (const rec of recs) {
       for (let i = 0; i < n; i++) {
         const r = sc(await tb.call("start_task", { sandbox_id: sandboxId, command: "sleep 0.2; date +%s%N", timeout: 60 }));
         const handle = { sandbox_id: sandboxId, task_id: r.task_id };
@@ -36,6 +40,9 @@ export async function waitPhase(ctx, runs, n = 20) {
         rec.sample(WAIT_FIGURE, back - exitMs);
         await tb.call("remove_task", { sandbox_id: sandboxId, task_id: r.task_id });
       }
+      const s = rec.samples[WAIT_FIGURE];
+      ctx.log?.(`wait run ${recs.indexOf(rec) + 1}/${runs}: p50 ${fmt(quantile(s, 0.5))} ms, p99 ${fmt(quantile(s, 0.99))} ms (${s.length} waits)`);
+    }
   } finally {
     await tb.call("kill_sandbox", { sandbox_id: sandboxId });
   }

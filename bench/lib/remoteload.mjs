@@ -1,0 +1,106 @@
+// What bench/remote.mjs times on one cell (a provider instance at one added
+// latency): its sandbox and tasks, the interleaved calls against the raw
+// one-request baseline, and the wake-up of a waiting get_task.
+import { dockerBaseline, e2bBaseline } from "./remotesetup.mjs";
+import { interleave, waitFor } from "./rounds.mjs";
+
+// The running task: a sleep with a duration nothing else uses.
+export const REMOTE_SLEEP = ["sleep", "2987"];
+// What the wake-up tasks print last: time.time_ns() (19 digits) and a
+// newline. busybox's date has no %N, so python3 (in every sandbox the
+// supervisor runs in) takes the stamp.
+const STAMP = "python3 -c 'import time; print(time.time_ns())'";
+const STAMP_BYTES = 20;
+
+export const OPS = ["baseline", "get_task (running)", "get_task (finished)", "start_task", "run_command"];
+export const WAKE = "wake-up: task exit to get_task return";
+
+const sc = (r) => r.structuredContent || JSON.parse(r.content?.[0]?.text || "{}");
+const wallMs = () => performance.timeOrigin + performance.now();
+
+// Creates the cell's sandbox, its running and finished tasks and its
+// baseline. cell: { provider, latency, instance, host?, fake? }.
+export async function setupCell(tb, cell) {
+  const sandbox_id = sc(await tb.call("create_sandbox", { provider: cell.instance, timeout: 3600 })).sandbox_id;
+  cell.sandbox_id = sandbox_id;
+  const home = sc(await tb.call("run_command", { sandbox_id, command: "pwd" })).stdout.trim();
+  const running = sc(await tb.call("start_task", { sandbox_id, command: `echo ready; exec ${REMOTE_SLEEP.join(" ")}`, timeout: 3600 }));
+  const finished = sc(await tb.call("start_task", { sandbox_id, command: "echo done", timeout: 60 }));
+  cell.running = { sandbox_id, task_id: running.task_id };
+  cell.finished = { sandbox_id, task_id: finished.task_id };
+  await waitFor("the running task's first line", async () => sc(await tb.call("get_task", cell.running)).stdout === "ready\n", 50);
+  await waitFor("the finished task", async () => sc(await tb.call("get_task", cell.finished)).state === "succeeded", 50);
+  cell.tasks = 2;
+  // The small file of the baseline: the running task's status record (one
+  // of the files a get_task reads).
+  const file = `${home}/.taskbox/tasks/${running.task_id}/status.json`;
+  // The provider's own id: the sandbox_id after its "instance:" prefix.
+  const own = sandbox_id.slice(sandbox_id.indexOf(":") + 1);
+  cell.baseline = cell.provider === "docker" ? dockerBaseline(cell.host, own, file) : await e2bBaseline(cell.fake, own, file);
+  await cell.baseline.call();
+}
+
+// One run's interleaved calls on a cell: n baselines and n get_tasks of
+// each kind, m start_tasks and m run_commands, `chunk` at a time.
+export async function timeCalls(tb, cell, rec, n, m, chunk = 3) {
+  const parts = [
+    { name: "baseline", n, fn: () => cell.baseline.call() },
+    {
+      name: "get_task (running)",
+      n,
+      fn: async () => {
+        const v = sc(await tb.call("get_task", cell.running));
+        if (v.state !== "running") throw new Error(`${cell.instance}: get_task (running): state ${v.state}`);
+      },
+    },
+    {
+      name: "get_task (finished)",
+      n,
+      fn: async () => {
+        const v = sc(await tb.call("get_task", cell.finished));
+        if (v.state !== "succeeded" || v.stdout !== "done\n") throw new Error(`${cell.instance}: get_task (finished): ${JSON.stringify(v).slice(0, 200)}`);
+      },
+    },
+    {
+      name: "start_task",
+      n: m,
+      fn: async () => {
+        const v = sc(await tb.call("start_task", { sandbox_id: cell.sandbox_id, command: "true", timeout: 60 }));
+        if (!v.task_id) throw new Error(`${cell.instance}: start_task: ${JSON.stringify(v).slice(0, 200)}`);
+        cell.tasks++;
+      },
+    },
+    {
+      name: "run_command",
+      n: m,
+      fn: async () => {
+        const v = sc(await tb.call("run_command", { sandbox_id: cell.sandbox_id, command: "true" }));
+        if (v.exit_code !== 0) throw new Error(`${cell.instance}: run_command: ${JSON.stringify(v).slice(0, 200)}`);
+      },
+    },
+  ];
+  await interleave(rec, parts, chunk);
+}
+
+// `n` tasks `sleep S; <stamp>`, each followed at once by a get_task with
+// `wait` and a stdout_offset past the stamp, so only the task's end ends
+// the wait. The sample is the client's wall clock at the return minus the
+// stamp. A sample whose task printed its stamp before the get_task was
+// sent measures no wait: it is dropped and counted as "early".
+export async function timeWakeUps(tb, cell, rec, n, sleepS) {
+  let early = 0;
+  for (let i = 0; i < n; i++) {
+    const r = sc(await tb.call("start_task", { sandbox_id: cell.sandbox_id, command: `sleep ${sleepS}; ${STAMP}`, timeout: 120 }));
+    cell.tasks++;
+    const handle = { sandbox_id: cell.sandbox_id, task_id: r.task_id };
+    const sent = wallMs();
+    const v = sc(await tb.call("get_task", { ...handle, stdout_offset: STAMP_BYTES, wait: 30 }, { timeout: 90000 }));
+    const back = wallMs();
+    if (v.state !== "succeeded") throw new Error(`${cell.instance}: waiting get_task: state ${v.state}`);
+    const out = sc(await tb.call("get_task", handle)).stdout.trim().split("\n");
+    const exitMs = Number(BigInt(out[out.length - 1]) / 1000n) / 1000;
+    if (exitMs < sent) early++;
+    else rec.sample(WAKE, back - exitMs);
+  }
+  rec.set("wake-up samples dropped (task ended before the wait began)", early);
+}

@@ -1,0 +1,231 @@
+// The remote-provider benchmark: what taskbox's calls cost on the docker
+// and e2b providers against one raw request to the same backend, with no
+// added latency and with a network's worth of it.
+//
+// Cells: each provider at each added latency (BENCH_REMOTE_LATENCIES,
+// default 0 and 50 ms). docker: a real engine (podman's Docker API service,
+// tests/docker/engine.sh), reached directly at 0 ms and through
+// tests/docker/latency-proxy.mjs (`engine.sh latency DIR MS`: every chunk a
+// client sends held MS ms) otherwise. e2b: the E2B fake (tests/e2b/fake)
+// started with --latency-ms MS (every request taken up MS ms after it
+// arrives). One taskbox process (the real binary, stdio, the official MCP
+// SDK client) has one provider instance per cell.
+//
+// Per cell and run, interleaved three at a time: the baseline (one raw GET
+// of a small file on the same backend and path: docker `GET
+// /containers/{id}/archive?path=<the running task's status.json>` on the
+// engine socket the cell's taskbox uses; e2b `GET /files?path=<the same
+// file>` on the cell's fake envd; one kept-alive connection), get_task on a
+// running and on a finished task, start_task and run_command; then the
+// wake-up of a waiting get_task (task exit to return), as bench/lib/wait.mjs
+// measures it on the local provider. Every ratio is a call's p50 over the
+// baseline's p50 in the same run, then summarised as median (min–max)
+// across runs. Run it through bench/run.sh (BENCH_ONLY=remote runs this
+// part alone).
+//
+// Environment:
+//   TASKBOX_BIN              the taskbox binary (required; copied first)
+//   TASKBOX_PLUGIN_PATH      the build's plugin dirs (docker, e2b)
+//   BENCH_REMOTE_RUNS        measured runs after a warm-up (default 3)
+//   BENCH_REMOTE_CALLS       baselines and get_tasks of each kind per cell
+//                            and run (default 6)
+//   BENCH_REMOTE_STARTS      start_tasks and run_commands per cell and run
+//                            (default 3)
+//   BENCH_REMOTE_WAITS       waiting get_tasks per cell and run (default 3)
+//   BENCH_REMOTE_LATENCIES   added latencies in ms (default 0,50)
+//   BENCH_REMOTE_PROVIDERS   docker,e2b (the default) or one of them
+//   BENCH_RESULTS            where to write remote.md and remote.json
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadAverage, machineTicks } from "./lib/procfs.mjs";
+import { OPS, REMOTE_SLEEP, WAKE, setupCell, timeCalls, timeWakeUps } from "./lib/remoteload.mjs";
+import { writeRemoteResults } from "./lib/remotereport.mjs";
+import { startEngine, startFakes, stopEngine } from "./lib/remotesetup.mjs";
+import { newRecord, reapLeftovers } from "./lib/rounds.mjs";
+import { connectTaskbox } from "./lib/servers.mjs";
+import { quantile } from "./lib/stats.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const log = (msg) => process.stderr.write(`bench remote: ${msg}\n`);
+// Tasks one sandbox may hold (the supervisor's limit is 128).
+const TASK_LIMIT = 120;
+// The warm-up run: enough calls to warm every path and to set the wake-up
+// tasks' sleep.
+const LIGHT = { calls: 2, starts: 2, waits: 1 };
+
+const list = (v, d) => (v || d).split(",").map((x) => x.trim()).filter(Boolean);
+
+async function main() {
+  const srcBin = process.env.TASKBOX_BIN;
+  if (!srcBin) throw new Error("TASKBOX_BIN is not set: run bench/run.sh");
+  const runs = Number(process.env.BENCH_REMOTE_RUNS || 3);
+  const n = Number(process.env.BENCH_REMOTE_CALLS || 6);
+  const m = Number(process.env.BENCH_REMOTE_STARTS || 3);
+  const waits = Number(process.env.BENCH_REMOTE_WAITS || 3);
+  const latencies = list(process.env.BENCH_REMOTE_LATENCIES, "0,50").map(Number);
+  const providers = list(process.env.BENCH_REMOTE_PROVIDERS, "docker,e2b");
+  for (const p of providers) if (p !== "docker" && p !== "e2b") throw new Error(`BENCH_REMOTE_PROVIDERS: ${p}: docker or e2b`);
+  if (latencies.some((x) => !Number.isInteger(x) || x < 0)) throw new Error("BENCH_REMOTE_LATENCIES: whole numbers of ms");
+  const perSandbox = 2 + LIGHT.starts + LIGHT.waits + runs * (m + waits);
+  if (perSandbox > TASK_LIMIT) throw new Error(`${perSandbox} tasks per sandbox would pass ${TASK_LIMIT}: fewer runs, starts or waits`);
+  const results = process.env.BENCH_RESULTS || join(here, "results");
+  const scratch = mkdtempSync(join(tmpdir(), "taskbox-bench-remote-"));
+  const notes = [];
+
+  const bin = join(scratch, "taskbox");
+  copyFileSync(srcBin, bin);
+  const sha256 = createHash("sha256").update(readFileSync(bin)).digest("hex");
+  const binMtime = statSync(srcBin).mtime.toISOString().replace(/\.\d+Z$/, "Z");
+  const version = execFileSync(bin, ["--version"], { encoding: "utf8" }).trim().replace(/^taskbox\s*/, "");
+  const plugins = {};
+  for (const dir of (process.env.TASKBOX_PLUGIN_PATH || "").split(":").filter(Boolean))
+    for (const p of providers)
+      try {
+        const f = join(dir, `${p}.so`);
+        plugins[p] ||= { sha256: createHash("sha256").update(readFileSync(f)).digest("hex"), mtime: statSync(f).mtime.toISOString().replace(/\.\d+Z$/, "Z") };
+      } catch {
+        // not in this dir
+      }
+
+  const t0 = performance.now();
+  const ticks0 = machineTicks();
+  const loadStart = loadAverage();
+  const loadSamples = [];
+  const sampler = setInterval(() => loadSamples.push(loadAverage()[0]), 2000);
+  const engineDir = join(scratch, "engine");
+  let engine = null;
+  let fakes = null;
+  let tb = null;
+  const cells = [];
+  const runsOut = [];
+  const wakeSleep = {};
+  let setupSeconds = NaN;
+  try {
+    // --- the backends ----------------------------------------------------
+    const providerConfig = {};
+    if (providers.includes("docker")) {
+      const ts = performance.now();
+      engine = startEngine(engineDir, latencies);
+      if (!engine) notes.push("no container engine could run here (engine.sh exit 77): docker not measured");
+      else {
+        log(`engine up in ${((performance.now() - ts) / 1000).toFixed(1)} s`);
+        for (const ms of latencies) {
+          const instance = `docker-${ms}`;
+          providerConfig[instance] = { plugin: "docker", settings: { host: engine.hosts[ms], image: engine.image } };
+          cells.push({ provider: "docker", latency: ms, instance, host: engine.hosts[ms] });
+        }
+      }
+    }
+    if (providers.includes("e2b")) {
+      fakes = await startFakes(latencies);
+      for (const ms of latencies) {
+        const instance = `e2b-${ms}`;
+        const fake = fakes.fakes[ms];
+        providerConfig[instance] = { plugin: "e2b", settings: { api_url: fake.apiUrl, sandbox_url: fake.sandboxUrl } };
+        cells.push({ provider: "e2b", latency: ms, instance, fake });
+      }
+    }
+    if (!cells.length) throw new Error("nothing to measure");
+    mkdirSync(join(scratch, "config"), { recursive: true });
+    const cfgPath = join(scratch, "config", "remote.json");
+    writeFileSync(cfgPath, JSON.stringify({ default: cells[0].instance, providers: providerConfig }, null, 2));
+    tb = await connectTaskbox(bin, join(scratch, "state"), { TASKBOX_CONFIG: cfgPath, ...(fakes ? { E2B_API_KEY: fakes.apiKey } : {}) });
+    for (const cell of cells) {
+      const ts = performance.now();
+      await setupCell(tb, cell);
+      log(`${cell.instance}: sandbox ${cell.sandbox_id.slice(0, 12)} ready in ${((performance.now() - ts) / 1000).toFixed(1)} s`);
+    }
+    setupSeconds = (performance.now() - t0) / 1000;
+
+    // --- the runs ----------------------------------------------------------
+    for (let i = 0; i <= runs; i++) {
+      const light = i === 0;
+      const ts = performance.now();
+      const m0 = machineTicks();
+      const run = { cells: {} };
+      // The cells take turns, the order rotated each run.
+      const order = cells.map((_, k) => cells[(k + i) % cells.length]);
+      for (const cell of order) {
+        const rec = newRecord();
+        const cs = performance.now();
+        await timeCalls(tb, cell, rec, light ? LIGHT.calls : n, light ? LIGHT.starts : m);
+        if (light) {
+          // The wake-up tasks sleep long enough for start_task to return
+          // and the get_task's first check to be over before they exit.
+          const ms = quantile(rec.samples.start_task, 0.5) + quantile(rec.samples["get_task (running)"], 0.5);
+          wakeSleep[cell.instance] = Math.min(5, Math.max(0.3, Math.ceil((0.2 + ms / 1000) * 10) / 10));
+        }
+        await timeWakeUps(tb, cell, rec, light ? LIGHT.waits : waits, wakeSleep[cell.instance]);
+        run.cells[cell.instance] = {
+          ...Object.fromEntries(OPS.map((op) => [op, rec.samples[op] || []])),
+          [WAKE]: rec.samples[WAKE] || [],
+          ...rec.values,
+          seconds: (performance.now() - cs) / 1000,
+        };
+      }
+      const m1 = machineTicks();
+      run.machine = { busyPercent: (100 * (m1.busy - m0.busy)) / (m1.total - m0.total), load: loadAverage(), seconds: (performance.now() - ts) / 1000 };
+      if (!light) runsOut.push(run);
+      const f = (c, op) => quantile(run.cells[c.instance][op], 0.5);
+      log(`${light ? "warm-up" : `run ${i}/${runs}`} (${run.machine.seconds.toFixed(1)} s): ` +
+        cells.map((c) => `${c.instance} get_task ${f(c, "get_task (running)").toFixed(1)} / baseline ${f(c, "baseline").toFixed(1)} ms, wake ${f(c, WAKE).toFixed(0)} ms`).join("; "));
+    }
+  } finally {
+    clearInterval(sampler);
+    if (tb) {
+      for (const c of cells) if (c.sandbox_id) await tb.call("kill_sandbox", { sandbox_id: c.sandbox_id }).catch((e) => log(`kill_sandbox ${c.instance}: ${e.message}`));
+      await tb.close().catch(() => {});
+    }
+    for (const c of cells) c.baseline?.close();
+    if (fakes) for (const f of Object.values(fakes.fakes)) await f.stop();
+    if (engine) stopEngine(engineDir);
+    await reapLeftovers(REMOTE_SLEEP);
+    try {
+      rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
+    } catch (e) {
+      log(`could not remove the scratch directory: ${e.message}`);
+    }
+  }
+
+  const ticks1 = machineTicks();
+  const meta = {
+    date: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+    runs,
+    calls: n,
+    starts: m,
+    waits,
+    light: LIGHT,
+    latencies,
+    cells: cells.map((c) => ({ instance: c.instance, provider: c.provider, latency: c.latency, baseline: c.baseline?.what, wakeSleep: wakeSleep[c.instance], tasks: c.tasks })),
+    taskboxVersion: version,
+    taskboxBin: relative(dirname(here), srcBin),
+    taskboxSha256: sha256,
+    taskboxMtime: binMtime,
+    plugins,
+    podman: engine ? execFileSync("podman", ["--version"], { encoding: "utf8" }).trim() : null,
+    node: process.versions.node,
+    cores: cpus().length,
+    cpu: cpus()[0]?.model?.trim() || "unknown CPU",
+    loadStart,
+    loadEnd: loadAverage(),
+    loadSamples,
+    busyPercent: (100 * (ticks1.busy - ticks0.busy)) / (ticks1.total - ticks0.total),
+    setupSeconds,
+    seconds: (performance.now() - t0) / 1000,
+    notes,
+  };
+  writeRemoteResults(results, meta, runsOut);
+  log(`wrote ${join(results, "remote.md")} in ${meta.seconds.toFixed(0)} s`);
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    log(`failed: ${e.stack || e}`);
+    process.exit(1);
+  },
+);
