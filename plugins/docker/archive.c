@@ -10,8 +10,6 @@
 
 #include "docker.h"
 
-#define MAX_LINK_HOPS 8
-
 char *tb_dk_resolve(const struct tb_dk_conn *c, const char *path)
 {
 	size_t n;
@@ -27,174 +25,47 @@ char *tb_dk_resolve(const struct tb_dk_conn *c, const char *path)
 	return out;
 }
 
-/* One streamed GET of the archive of a path. */
-struct fetch {
-	struct tb_tar_reader t;
-	uint64_t offset, end; /* window of the file's bytes to keep */
-	void *(*alloc)(size_t);
-	unsigned char *buf;
-	size_t len, cap;
-	int started, stopped, status_checked;
-	long status;
-	struct tb_dk_resp err; /* the body of a non-200 answer */
-	CURL *h;
-};
-
-static int keep(void *arg, uint64_t pos, const unsigned char *p, size_t n)
-{
-	struct fetch *f = arg;
-	uint64_t from = pos, to = pos + n;
-
-	if (!f->started) {
-		uint64_t want =
-		    f->t.size > f->offset ? f->t.size - f->offset : 0;
-		if (want > f->end - f->offset)
-			want = f->end - f->offset;
-		f->started = 1;
-		f->cap = (size_t)want;
-		f->buf = want ? f->alloc(f->cap) : NULL;
-		if (want && !f->buf)
-			return 1;
-	}
-	if (from < f->offset)
-		from = f->offset;
-	if (to > f->end)
-		to = f->end;
-	if (from < to && f->buf) {
-		memcpy(f->buf + (from - f->offset), p + (from - pos),
-		       (size_t)(to - from));
-		f->len = (size_t)(to - f->offset);
-	}
-	return pos + n >= f->end; /* nothing past the window is needed */
-}
-
-static size_t on_body(char *p, size_t size, size_t n, void *arg)
-{
-	struct fetch *f = arg;
-	size_t total = size * n, used;
-
-	if (!f->status_checked) {
-		curl_easy_getinfo(f->h, CURLINFO_RESPONSE_CODE, &f->status);
-		f->status_checked = 1;
-	}
-	if (f->status != 200) {
-		if (f->err.len + total > 65536)
-			return total;
-		char *nb = realloc(f->err.body, f->err.len + total + 1);
-		if (!nb)
-			return 0;
-		memcpy(nb + f->err.len, p, total);
-		f->err.body = nb;
-		f->err.len += total;
-		nb[f->err.len] = '\0';
-		return total;
-	}
-	used = tb_tar_feed(&f->t, (unsigned char *)p, total, keep, f);
-	if (f->t.bad ||
-	    (f->t.have_entry &&
-	     (f->t.kind != TB_TAR_FILE || f->t.pos >= f->t.size)) ||
-	    used < total || (f->started && f->cap && !f->buf)) {
-		f->stopped = 1;
-		return 0;
-	}
-	return total;
-}
-
-/* Streams the archive of path; on success f holds the first entry. */
+/* One GET of the archive of path into f (set up as for fetch_begin). */
 static int fetch_archive(struct tb_dk *dk, const char *id, const char *path,
-                         struct fetch *f, char *errbuf, size_t errlen)
+                         struct tb_dk_fetch *f, char *errbuf, size_t errlen)
 {
-	char *esc, *url;
-	size_t n;
-	int code;
+	CURLcode rc;
+	int code = tb_dk_fetch_begin(dk, id, path, f, errbuf, errlen);
 
-	code = tb_dk_negotiate(dk, errbuf, errlen);
-	if (code != TASKBOX_OK)
-		return code;
-	esc = tb_dk_escape(path);
-	if (!esc)
-		return tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
-	n = strlen(esc) + 128;
-	url = malloc(n);
-	if (!url) {
-		curl_free(esc);
-		return tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
-	}
-	snprintf(url, n, "/containers/%s/archive?path=%s", id, esc);
-	curl_free(esc);
-	f->h = tb_dk_handle(dk, url, errbuf, errlen);
-	free(url);
-	if (!f->h)
-		return TASKBOX_E_NOMEM;
-	curl_easy_setopt(f->h, CURLOPT_TIMEOUT_MS,
-	                 (long)TB_DK_REQUEST_TIMEOUT_MS);
-	curl_easy_setopt(f->h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(f->h, CURLOPT_WRITEDATA, f);
-	code = tb_dk_perform(dk, f->h, NULL, NULL, errbuf, errlen);
-	if (code != TASKBOX_OK && f->stopped)
-		code = TASKBOX_OK;
-	if (code == TASKBOX_OK && !f->status_checked)
-		curl_easy_getinfo(f->h, CURLINFO_RESPONSE_CODE, &f->status);
-	curl_easy_cleanup(f->h);
-	f->h = NULL;
-	if (code != TASKBOX_OK)
-		return code;
-	if (f->status != 200) {
-		f->err.status = f->status;
-		code = tb_dk_http_error(&f->err, path, errbuf, errlen);
+	if (code == TASKBOX_OK)
+		code = tb_dk_perform_all(dk, &f->h, &rc, 1, NULL, NULL, errbuf,
+		                         errlen);
+	if (code != TASKBOX_OK) {
+		if (f->h)
+			curl_easy_cleanup(f->h);
+		f->h = NULL;
+		tb_tar_reader_free(&f->t);
 		return code;
 	}
-	if (f->started && f->cap && !f->buf)
-		return tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
-	if (!f->t.have_entry)
-		return tb_dk_fail(TASKBOX_E_UNSUPPORTED, errbuf, errlen,
-		                  "the engine sent no file for %s", path);
-	if (f->t.kind == TB_TAR_DIR)
-		return tb_dk_fail(TASKBOX_E_INVALID, errbuf, errlen,
-		                  "%s is a directory", path);
-	if (f->t.kind == TB_TAR_OTHER)
-		return tb_dk_fail(TASKBOX_E_UNSUPPORTED, errbuf, errlen,
-		                  "%s is not a regular file", path);
-	if (f->t.kind == TB_TAR_FILE && f->t.pos < f->t.size &&
-	    f->t.pos < f->end)
-		return tb_dk_fail(TASKBOX_E_PROTOCOL, errbuf, errlen,
-		                  "the archive of %s ended early", path);
-	return TASKBOX_OK;
+	return tb_dk_fetch_end(dk, path, f, rc, errbuf, errlen);
 }
 
-/* Follows symlinks (up to MAX_LINK_HOPS) and fills f for the final file.
- * free_buf releases f->buf with the allocator that made it. */
+/* Follows symlinks (up to TB_DK_MAX_LINK_HOPS) and fills f for the final
+ * file. free_buf releases f->buf with the allocator that made it. */
 static int fetch_file(struct tb_dk *dk, const char *id, const char *path,
-                      struct fetch *f, void (*free_buf)(void *), char *errbuf,
-                      size_t errlen)
+                      struct tb_dk_fetch *f, void (*free_buf)(void *),
+                      char *errbuf, size_t errlen)
 {
-	struct fetch proto = *f;
+	struct tb_dk_fetch proto = *f;
 	char *cur = strdup(path), *next;
 	int code = TASKBOX_OK;
 
 	for (int hop = 0; cur; hop++) {
 		*f = proto;
-		tb_tar_reader_init(&f->t);
 		code = fetch_archive(dk, id, cur, f, errbuf, errlen);
-		tb_tar_reader_free(&f->t);
-		tb_dk_resp_free(&f->err);
 		if (code != TASKBOX_OK || f->t.kind != TB_TAR_LINK)
 			break;
-		if (hop == MAX_LINK_HOPS) {
+		if (hop == TB_DK_MAX_LINK_HOPS) {
 			code = tb_dk_fail(TASKBOX_E_INVALID, errbuf, errlen,
 			                  "%s: too many symbolic links", path);
 			break;
 		}
-		if (f->t.link[0] == '/') {
-			next = strdup(f->t.link);
-		} else {
-			size_t n = strlen(cur) + strlen(f->t.link) + 2;
-			next = malloc(n);
-			if (next) {
-				*strrchr(cur, '/') = '\0';
-				snprintf(next, n, "%s/%s", cur, f->t.link);
-			}
-		}
+		next = tb_dk_link_next(cur, f->t.link);
 		free(cur);
 		cur = next;
 	}
@@ -212,7 +83,7 @@ int tb_dk_read_small(struct tb_dk *dk, const char *id, const char *path,
                      size_t max, char **out, size_t *out_len, char *errbuf,
                      size_t errlen)
 {
-	struct fetch f;
+	struct tb_dk_fetch f;
 	int code;
 
 	memset(&f, 0, sizeof(f));
@@ -239,10 +110,15 @@ int tb_dk_read_small(struct tb_dk *dk, const char *id, const char *path,
 	return TASKBOX_OK;
 }
 
+int tb_dk_is_proc(const char *full)
+{
+	return !strcmp(full, "/proc") || !strncmp(full, "/proc/", 6);
+}
+
 /* /proc files through `cat`: sizes there are unknowable in advance. */
-static int read_proc(struct tb_dk_conn *c, const char *path, uint64_t offset,
-                     size_t length, struct taskbox_buf *data,
-                     uint64_t *file_size, char *errbuf, size_t errlen)
+int tb_dk_read_proc(struct tb_dk_conn *c, const char *path, uint64_t offset,
+                    size_t length, struct taskbox_buf *data,
+                    uint64_t *file_size, char *errbuf, size_t errlen)
 {
 	const struct taskbox_host *host = c->dk->host;
 	const char *argv[] = {"cat", "--", path, NULL};
@@ -282,26 +158,21 @@ static int read_proc(struct tb_dk_conn *c, const char *path, uint64_t offset,
 	return code;
 }
 
-int tb_dk_read_file(void *conn, const char *path, uint64_t offset,
-                    size_t length, struct taskbox_buf *data,
-                    uint64_t *file_size, char *errbuf, size_t errlen)
+/* read_file once, on c as it is. */
+static int read_once(struct tb_dk_conn *c, const char *path, uint64_t offset,
+                     size_t length, struct taskbox_buf *data,
+                     uint64_t *file_size, char *errbuf, size_t errlen)
 {
-	struct tb_dk_conn *c = conn;
-	struct fetch f;
+	struct tb_dk_fetch f;
 	char *full;
 	int code;
 
-	data->data = NULL;
-	data->len = 0;
-	if (!path || !*path)
-		return tb_dk_fail(TASKBOX_E_INVALID, errbuf, errlen,
-		                  "read_file: empty path");
 	full = tb_dk_resolve(c, path);
 	if (!full)
 		return tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
-	if (!strcmp(full, "/proc") || !strncmp(full, "/proc/", 6)) {
-		code = read_proc(c, full, offset, length, data, file_size,
-		                 errbuf, errlen);
+	if (tb_dk_is_proc(full)) {
+		code = tb_dk_read_proc(c, full, offset, length, data, file_size,
+		                       errbuf, errlen);
 		free(full);
 		return code;
 	}
@@ -324,6 +195,26 @@ int tb_dk_read_file(void *conn, const char *path, uint64_t offset,
 	if (!f.len && f.buf)
 		c->dk->host->free(f.buf);
 	return TASKBOX_OK;
+}
+
+int tb_dk_read_file(void *conn, const char *path, uint64_t offset,
+                    size_t length, struct taskbox_buf *data,
+                    uint64_t *file_size, char *errbuf, size_t errlen)
+{
+	struct tb_dk_conn *c = conn;
+	int code;
+
+	data->data = NULL;
+	data->len = 0;
+	if (!path || !*path)
+		return tb_dk_fail(TASKBOX_E_INVALID, errbuf, errlen,
+		                  "read_file: empty path");
+	code =
+	    read_once(c, path, offset, length, data, file_size, errbuf, errlen);
+	if (code != TASKBOX_OK && tb_dk_recheck(c, &code, errbuf, errlen))
+		code = read_once(c, path, offset, length, data, file_size,
+		                 errbuf, errlen);
+	return code;
 }
 
 static int put_tar(struct tb_dk *dk, const char *id, const char *dir,
@@ -395,18 +286,16 @@ static int exists(struct tb_dk *dk, const char *id, const char *path, int *code,
 	return -1;
 }
 
-int tb_dk_write_file(void *conn, const char *path, const unsigned char *data,
-                     size_t len, uint32_t mode, char *errbuf, size_t errlen)
+/* write_file once, on c as it is. */
+static int write_once(struct tb_dk_conn *c, const char *path,
+                      const unsigned char *data, size_t len, uint32_t mode,
+                      char *errbuf, size_t errlen)
 {
-	struct tb_dk_conn *c = conn;
 	struct tb_tar_writer w = {0};
 	char *full, *base, *anc;
 	size_t alen;
 	int code = TASKBOX_OK, e;
 
-	if (!path || !*path)
-		return tb_dk_fail(TASKBOX_E_INVALID, errbuf, errlen,
-		                  "write_file: empty path");
 	full = tb_dk_resolve(c, path);
 	if (!full)
 		return tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
@@ -468,5 +357,20 @@ out:
 	free(w.buf);
 	free(anc);
 	free(full);
+	return code;
+}
+
+int tb_dk_write_file(void *conn, const char *path, const unsigned char *data,
+                     size_t len, uint32_t mode, char *errbuf, size_t errlen)
+{
+	struct tb_dk_conn *c = conn;
+	int code;
+
+	if (!path || !*path)
+		return tb_dk_fail(TASKBOX_E_INVALID, errbuf, errlen,
+		                  "write_file: empty path");
+	code = write_once(c, path, data, len, mode, errbuf, errlen);
+	if (code != TASKBOX_OK && tb_dk_recheck(c, &code, errbuf, errlen))
+		code = write_once(c, path, data, len, mode, errbuf, errlen);
 	return code;
 }

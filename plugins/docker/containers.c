@@ -100,6 +100,7 @@ int tb_dk_remove(struct tb_dk *dk, const char *id, char *errbuf, size_t errlen)
 {
 	char path[128];
 
+	tb_dk_cache_drop(dk, id);
 	snprintf(path, sizeof(path), "/containers/%s?force=true&v=true", id);
 	return simple(dk, "DELETE", path, "cannot remove the sandbox", errbuf,
 	              errlen);
@@ -354,18 +355,15 @@ static int wake(struct tb_dk *dk, const char *id, json_t *info, char *errbuf,
 	              errbuf, errlen);
 }
 
-int tb_dk_connect(void *instance, const char *sandbox_id, void **conn,
-                  char *errbuf, size_t errlen)
+int tb_dk_connect_checked(struct tb_dk *dk, const char *id,
+                          struct tb_dk_conn *c, char *errbuf, size_t errlen)
 {
-	struct tb_dk *dk = instance;
-	struct tb_dk_conn *c;
 	struct tb_dk_sandbox_state st;
 	json_t *info = NULL, *labels;
 	int code;
 
-	if (!tb_dk_valid_id(sandbox_id))
-		return bad_id(errbuf, errlen);
-	code = inspect(dk, sandbox_id, &info, errbuf, errlen);
+	memset(&st, 0, sizeof(st));
+	code = inspect(dk, id, &info, errbuf, errlen);
 	if (code != TASKBOX_OK)
 		return code;
 	labels = json_object_get(json_object_get(info, "Config"), "Labels");
@@ -373,37 +371,58 @@ int tb_dk_connect(void *instance, const char *sandbox_id, void **conn,
 		json_decref(info);
 		return tb_dk_fail(TASKBOX_E_NOT_FOUND, errbuf, errlen,
 		                  "container %.12s is not a taskbox sandbox",
-		                  sandbox_id);
+		                  id);
 	}
-	code = tb_dk_read_state(dk, sandbox_id, &st, errbuf, errlen);
+	code = tb_dk_read_state(dk, id, &st, errbuf, errlen);
 	if (code != TASKBOX_OK)
 		goto out;
 	if (st.deadline <= (int64_t)time(NULL)) {
-		tb_dk_remove(dk, sandbox_id, errbuf, errlen);
+		tb_dk_remove(dk, id, errbuf, errlen);
 		code = tb_dk_fail(TASKBOX_E_GONE, errbuf, errlen,
-		                  "sandbox %.12s expired and was removed",
-		                  sandbox_id);
+		                  "sandbox %.12s expired and was removed", id);
 		goto out;
 	}
-	code = wake(dk, sandbox_id, info, errbuf, errlen);
+	code = wake(dk, id, info, errbuf, errlen);
 	if (code != TASKBOX_OK)
 		goto out;
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		code = tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
-		goto out;
-	}
 	c->dk = dk;
-	memcpy(c->id, sandbox_id, 65);
+	memcpy(c->id, id, 65);
 	c->home = st.home;
 	st.home = NULL;
 	c->uid = st.uid;
 	c->gid = st.gid;
-	*conn = c;
+	c->from_cache = 0;
+	tb_dk_cache_put(dk, c, st.deadline);
 out:
 	free(st.home);
 	json_decref(info);
 	return code;
+}
+
+int tb_dk_connect(void *instance, const char *sandbox_id, void **conn,
+                  char *errbuf, size_t errlen)
+{
+	struct tb_dk *dk = instance;
+	struct tb_dk_conn *c;
+	int code = TASKBOX_OK;
+
+	if (!tb_dk_valid_id(sandbox_id))
+		return bad_id(errbuf, errlen);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
+	c->dk = dk;
+	memcpy(c->id, sandbox_id, 65);
+	if (tb_dk_cache_get(dk, sandbox_id, c))
+		c->from_cache = 1;
+	else
+		code = tb_dk_connect_checked(dk, sandbox_id, c, errbuf, errlen);
+	if (code != TASKBOX_OK) {
+		tb_dk_close(c);
+		return code;
+	}
+	*conn = c;
+	return TASKBOX_OK;
 }
 
 void tb_dk_close(void *conn)
@@ -425,6 +444,7 @@ int tb_dk_destroy(void *instance, const char *sandbox_id, char *errbuf,
 
 	if (!tb_dk_valid_id(sandbox_id))
 		return bad_id(errbuf, errlen);
+	tb_dk_cache_drop(dk, sandbox_id);
 	code = inspect(dk, sandbox_id, &info, errbuf, errlen);
 	if (code != TASKBOX_OK)
 		return code;

@@ -13,6 +13,8 @@
 #define DEFAULT_HOST "unix:///var/run/docker.sock"
 #define DEFAULT_LIFETIME_S 3600
 #define MAX_LIFETIME_S (366u * 24 * 3600)
+#define DEFAULT_REUSE_S 10
+#define MAX_REUSE_S 300
 
 static const char *const known_keys[] = {
     "host",
@@ -28,6 +30,7 @@ static const char *const known_keys[] = {
     "default_lifetime",
     "env",
     "init",
+    "connection_reuse",
     NULL,
 };
 
@@ -45,6 +48,8 @@ static void dk_free(struct tb_dk *dk)
 	free(dk->network);
 	free(dk->user);
 	free(dk->workdir);
+	tb_dk_cache_free(&dk->known);
+	tb_dk_pool_free(&dk->pool);
 	pthread_mutex_destroy(&dk->lock);
 	free(dk);
 }
@@ -82,6 +87,24 @@ static int get_positive(json_t *s, const char *key, int64_t max, int64_t *out,
 		return bad(errbuf, errlen, key,
 		           "must be a positive integer in range");
 	*out = json_integer_value(v);
+	return TASKBOX_OK;
+}
+
+/* connection_reuse: seconds (0..MAX_REUSE_S) what connect checked is
+ * trusted; absent: DEFAULT_REUSE_S. */
+static int get_reuse(json_t *s, uint32_t *out, char *errbuf, size_t errlen)
+{
+	json_t *v = json_object_get(s, "connection_reuse");
+
+	*out = DEFAULT_REUSE_S;
+	if (!v)
+		return TASKBOX_OK;
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) > MAX_REUSE_S)
+		return bad(errbuf, errlen, "connection_reuse",
+		           "must be an integer from 0 to 300 (seconds; 0 "
+		           "turns it off)");
+	*out = (uint32_t)json_integer_value(v);
 	return TASKBOX_OK;
 }
 
@@ -226,6 +249,8 @@ static int parse_settings(struct tb_dk *dk, json_t *s, char *errbuf,
 	                         &lifetime, errbuf, errlen)))
 		goto out;
 	dk->default_lifetime = (uint32_t)lifetime;
+	if ((code = get_reuse(s, &dk->reuse_s, errbuf, errlen)))
+		goto out;
 	if (tb_dk_parse_init(json_object_get(s, "init"), &dk->init)) {
 		code = bad(errbuf, errlen, "init",
 		           "must be true, false or \"auto\"");
@@ -272,6 +297,8 @@ static int dk_init(const struct taskbox_host *host, const char *settings_json,
 		return tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
 	}
 	pthread_mutex_init(&dk->lock, NULL);
+	tb_dk_pool_init(&dk->pool);
+	tb_dk_cache_init(&dk->known);
 	dk->host = host;
 	code = parse_settings(dk, s, errbuf, errlen);
 	json_decref(s);
@@ -318,6 +345,7 @@ static const struct taskbox_provider descriptor = {
             .write_file = tb_dk_write_file,
             .renew = tb_dk_renew,
         },
+    .read_files = tb_dk_read_files,
 };
 
 TASKBOX_PROVIDER_DEFINE(descriptor)

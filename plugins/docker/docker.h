@@ -31,6 +31,31 @@
  * the engine has one. */
 enum tb_dk_init { TB_DK_INIT_AUTO, TB_DK_INIT_ON, TB_DK_INIT_OFF };
 
+/* Idle multi handles of an instance; each keeps its engine connections
+ * open (keep-alive) for the next request that takes it (pool.c). */
+#define TB_DK_POOL_MAX 8
+struct tb_dk_pool {
+	pthread_mutex_t lock;
+	CURLM *idle[TB_DK_POOL_MAX];
+	size_t n_idle;
+};
+
+/* What connect learnt of one sandbox, kept for connection_reuse seconds
+ * (conn_cache.c). */
+struct tb_dk_known {
+	char id[65];
+	char *home;
+	long uid, gid;
+	int64_t deadline;    /* the state file's, wall clock seconds */
+	uint64_t checked_ms; /* monotonic ms of the check */
+	struct tb_dk_known *next;
+};
+struct tb_dk_cache {
+	pthread_mutex_t lock;
+	struct tb_dk_known *head;
+	size_t count;
+};
+
 /* One provider instance: its settings and the negotiated API version. */
 struct tb_dk {
 	const struct taskbox_host *host;
@@ -50,6 +75,9 @@ struct tb_dk {
 	char *user;    /* NULL = the image's */
 	char *workdir; /* NULL = the image's or the user's home */
 	enum tb_dk_init init;
+	uint32_t reuse_s; /* connection_reuse: 0 = connect checks every time */
+	struct tb_dk_pool pool;
+	struct tb_dk_cache known;
 
 	pthread_mutex_t lock; /* guards the three fields below */
 	int negotiated;
@@ -63,6 +91,8 @@ struct tb_dk_conn {
 	char id[65];
 	char *home;
 	long uid, gid;
+	int from_cache; /* made from connect's cache, not checked with the
+	                   engine by this connect */
 };
 
 /* A buffered HTTP response (plugin-owned memory). */
@@ -89,6 +119,12 @@ int tb_dk_request(struct tb_dk *dk, const char *method, const char *path,
  * a nonzero tick aborts with that code. Returns a taskbox status. */
 int tb_dk_perform(struct tb_dk *dk, CURL *h, int (*tick)(void *), void *arg,
                   char *errbuf, size_t errlen);
+/* Runs n handles at once to completion on one pooled multi handle; rcs[i]
+ * gets each transfer's result. Returns TASKBOX_OK when all ran (whatever
+ * their results), else a failure of the multi interface or of tick. */
+int tb_dk_perform_all(struct tb_dk *dk, CURL **hs, CURLcode *rcs, size_t n,
+                      int (*tick)(void *), void *arg, char *errbuf,
+                      size_t errlen);
 /* Maps a transfer failure to a status and a message naming the engine. */
 int tb_dk_curl_error(struct tb_dk *dk, CURL *h, CURLcode rc, char *errbuf,
                      size_t errlen);
@@ -100,6 +136,33 @@ int tb_dk_fail(int code, char *errbuf, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* URL-escapes s (plugin-owned, free with curl_free). */
 char *tb_dk_escape(const char *s);
+
+/* pool.c */
+void tb_dk_pool_init(struct tb_dk_pool *p);
+void tb_dk_pool_free(struct tb_dk_pool *p);
+/* An idle multi handle of dk (made when none is idle), for one thread. */
+CURLM *tb_dk_pool_take(struct tb_dk *dk);
+/* Returns m, now empty, to dk's pool (or frees it when the pool is full). */
+void tb_dk_pool_give(struct tb_dk *dk, CURLM *m);
+
+/* conn_cache.c */
+void tb_dk_cache_init(struct tb_dk_cache *k);
+void tb_dk_cache_free(struct tb_dk_cache *k);
+/* Fills c from a fresh entry for id (checked less than reuse_s ago, its
+ * deadline not passed); 1 when found, 0 when connect must check. */
+int tb_dk_cache_get(struct tb_dk *dk, const char *id, struct tb_dk_conn *c);
+/* Records what a connect that checked the engine learnt. */
+void tb_dk_cache_put(struct tb_dk *dk, const struct tb_dk_conn *c,
+                     int64_t deadline);
+/* Moves the entry's deadline (renew), if there is an entry. */
+void tb_dk_cache_renewed(struct tb_dk *dk, const char *id, int64_t deadline);
+void tb_dk_cache_drop(struct tb_dk *dk, const char *id);
+/* Called by an op of c that failed with code. When c came from the cache
+ * and code says the sandbox is gone or stopped, connects again through
+ * the engine: returns 1 when that worked (c is fresh: make the op again),
+ * else 0 with *code and errbuf set to what that connect found (GONE when
+ * the sandbox no longer exists). */
+int tb_dk_recheck(struct tb_dk_conn *c, int *code, char *errbuf, size_t errlen);
 
 /* containers.c */
 int tb_dk_create(void *instance, const struct taskbox_create_req *req, char *id,
@@ -117,6 +180,10 @@ struct tb_dk_sandbox_state {
 	long uid, gid;
 };
 int tb_dk_valid_id(const char *id);
+/* The checks of connect made with the engine (exists, ours, not expired,
+ * running: a stopped one is started), filling c's home and ids. */
+int tb_dk_connect_checked(struct tb_dk *dk, const char *id,
+                          struct tb_dk_conn *c, char *errbuf, size_t errlen);
 /* Forced removal of a container (and its anonymous volumes). */
 int tb_dk_remove(struct tb_dk *dk, const char *id, char *errbuf, size_t errlen);
 
@@ -158,7 +225,17 @@ int tb_dk_exec_simple(struct tb_dk_conn *c, const char *const *argv,
                       struct taskbox_exec_result *res, char *errbuf,
                       size_t errlen);
 
+/* batch.c */
+int tb_dk_read_files(void *conn, struct taskbox_read_item *const *items,
+                     size_t count, char *errbuf, size_t errlen);
+
 /* archive.c */
+/* Whether a resolved path is read through exec (procfs). */
+int tb_dk_is_proc(const char *full);
+/* Reads a procfs file through `cat` (read_file's contract). */
+int tb_dk_read_proc(struct tb_dk_conn *c, const char *path, uint64_t offset,
+                    size_t length, struct taskbox_buf *data,
+                    uint64_t *file_size, char *errbuf, size_t errlen);
 int tb_dk_read_file(void *conn, const char *path, uint64_t offset,
                     size_t length, struct taskbox_buf *data,
                     uint64_t *file_size, char *errbuf, size_t errlen);
@@ -187,15 +264,19 @@ struct tb_tar_reader {
 	size_t pax_len, pax_want;
 	int64_t pax_size; /* size from a pax header, or -1 */
 	char link[256];   /* symlink target of the entry */
+	char name[260];   /* the entry's name */
 	/* Set once the first real entry's header was read: */
 	int have_entry;
 	enum tb_tar_kind kind;
 	uint64_t size;
 	uint64_t pos; /* data bytes of the entry consumed so far */
 	int bad;      /* malformed archive */
+	int ended;    /* bad because of the end-of-archive (zero) block */
 };
 void tb_tar_reader_init(struct tb_tar_reader *t);
 void tb_tar_reader_free(struct tb_tar_reader *t);
+/* Moves past the current entry: the next feed reads the next header. */
+void tb_tar_next(struct tb_tar_reader *t);
 /* Feeds bytes; calls data(arg, pos, bytes, n) for the first entry's data.
  * Returns the bytes consumed; stops at the entry's end (have_entry set and
  * pos == size) or on a malformed header (bad set). */
@@ -210,5 +291,64 @@ struct tb_tar_writer {
 int tb_tar_add(struct tb_tar_writer *w, const char *name, int is_dir,
                uint32_t mode, long uid, long gid, const void *data, size_t len);
 int tb_tar_finish(struct tb_tar_writer *w);
+
+/* fetch.c: one streamed GET of the archive of a path. */
+struct tb_dk_fetch {
+	struct tb_tar_reader t;
+	uint64_t offset, end; /* window of the file's bytes to keep */
+	void *(*alloc)(size_t);
+	unsigned char *buf;
+	size_t len, cap;
+	int started, stopped, draining, status_checked;
+	long status;
+	struct tb_dk_resp err; /* the body of a non-200 answer */
+	CURL *h;
+};
+/* Makes f->h, a GET of the archive of path in container id. The caller set
+ * f's window and alloc and zeroed the rest. */
+int tb_dk_fetch_begin(struct tb_dk *dk, const char *id, const char *path,
+                      struct tb_dk_fetch *f, char *errbuf, size_t errlen);
+/* Judges f's transfer (rc its result) and frees f->h: TASKBOX_OK with the
+ * first entry in f (a link's target in f->t.link), or a failure naming
+ * path. f->buf stays the caller's to free. */
+int tb_dk_fetch_end(struct tb_dk *dk, const char *path, struct tb_dk_fetch *f,
+                    CURLcode rc, char *errbuf, size_t errlen);
+/* The path the link entry of cur's archive points to (malloc'd). */
+char *tb_dk_link_next(const char *cur, const char *link);
+#define TB_DK_MAX_LINK_HOPS 8
+
+/* dir_fetch.c: several files of one directory in one archive GET. */
+struct tb_dk_dir_item {
+	const char *name;     /* the file's name in the directory */
+	uint64_t offset, end; /* window of its bytes to keep */
+	int found, started;   /* its entry was seen; its window begun */
+	enum tb_tar_kind kind;
+	uint64_t size;
+	unsigned char *buf; /* from the dir fetch's alloc */
+	size_t len, cap;
+	char link[256];
+};
+struct tb_dk_dir_fetch {
+	struct tb_tar_reader t;
+	const char *base; /* the directory's last component */
+	struct tb_dk_dir_item *items;
+	size_t n, seen;
+	void *(*alloc)(size_t);
+	struct tb_dk_dir_item *cur;
+	int entry_open, entries;
+	uint64_t streamed, drain_from;
+	int draining, complete, nomem, unusable, status_checked;
+	long status;
+	CURL *h;
+};
+/* Makes d->h, a GET of the archive of dir; the caller set base, items, n
+ * and alloc, and zeroed the rest. */
+int tb_dk_dir_begin(struct tb_dk *dk, const char *id, const char *dir,
+                    struct tb_dk_dir_fetch *d, char *errbuf, size_t errlen);
+/* Judges d's transfer (rc its result) and frees d->h. Returns 1 when the
+ * archive was read through, so every item not found does not exist; 0
+ * when the items not found must be read one by one. Items' buffers are
+ * the caller's either way. */
+int tb_dk_dir_end(struct tb_dk_dir_fetch *d, CURLcode rc);
 
 #endif /* TB_DOCKER_H */

@@ -431,10 +431,26 @@ int tb_dk_exec(void *conn, const struct taskbox_exec_req *req,
 	if (!req->timeout_ms)
 		return tb_dk_fail(TASKBOX_E_INVALID, errbuf, errlen,
 		                  "exec: timeout_ms must be positive");
-	return run_exec(conn, req->argv, req->env, req->cwd, req->timeout_ms,
-	                req->output_limit, 1, NULL,
-	                req->struct_size >= has_cancel ? req->cancelled : NULL,
-	                req->struct_size >= has_cancel ? req->cancelled_arg
-	                                               : NULL,
-	                res, errbuf, errlen);
+	int (*cancelled)(void *) =
+	    req->struct_size >= has_cancel ? req->cancelled : NULL;
+	void *cancelled_arg =
+	    req->struct_size >= has_cancel ? req->cancelled_arg : NULL;
+	int code = run_exec(conn, req->argv, req->env, req->cwd,
+	                    req->timeout_ms, req->output_limit, 1, NULL,
+	                    cancelled, cancelled_arg, res, errbuf, errlen);
+
+	/* GONE from a connection made from connect's cache: the command did
+	 * not start (the engine refused the exec); connect again and run it
+	 * on what that finds. */
+	if (code != TASKBOX_OK && tb_dk_recheck(conn, &code, errbuf, errlen)) {
+		struct tb_dk_conn *c = conn;
+		c->dk->host->free(res->out.data);
+		c->dk->host->free(res->err.data);
+		memset(&res->out, 0, sizeof(res->out));
+		memset(&res->err, 0, sizeof(res->err));
+		code = run_exec(conn, req->argv, req->env, req->cwd,
+		                req->timeout_ms, req->output_limit, 1, NULL,
+		                cancelled, cancelled_arg, res, errbuf, errlen);
+	}
+	return code;
 }

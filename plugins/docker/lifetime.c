@@ -98,15 +98,35 @@ int tb_dk_read_state(struct tb_dk *dk, const char *id,
 	}
 }
 
+/* renew once, on c as it is. A sandbox removed behind our back is GONE. */
+static int renew_once(struct tb_dk_conn *c, int64_t deadline, char *errbuf,
+                      size_t errlen)
+{
+	int code = tb_dk_write_state(c->dk, c->id, deadline, c->home, c->uid,
+	                             c->gid, errbuf, errlen);
+
+	if (code == TASKBOX_E_NOT_FOUND &&
+	    tb_dk_container_state(c->dk, c->id) == TB_DK_MISSING)
+		code = tb_dk_fail(TASKBOX_E_GONE, errbuf, errlen,
+		                  "sandbox %.12s was removed", c->id);
+	return code;
+}
+
 int tb_dk_renew(void *conn, uint32_t lifetime_s, char *errbuf, size_t errlen)
 {
 	struct tb_dk_conn *c = conn;
+	int64_t deadline = (int64_t)time(NULL) + lifetime_s;
+	int code;
 
 	if (!lifetime_s)
 		return tb_dk_fail(TASKBOX_E_INVALID, errbuf, errlen,
 		                  "renew: lifetime must be at least 1 second");
-	return tb_dk_write_state(c->dk, c->id, (int64_t)time(NULL) + lifetime_s,
-	                         c->home, c->uid, c->gid, errbuf, errlen);
+	code = renew_once(c, deadline, errbuf, errlen);
+	if (code != TASKBOX_OK && tb_dk_recheck(c, &code, errbuf, errlen))
+		code = renew_once(c, deadline, errbuf, errlen);
+	if (code == TASKBOX_OK)
+		tb_dk_cache_renewed(c->dk, c->id, deadline);
+	return code;
 }
 
 /* Removes id when its effective deadline (state file, else label) passed. */

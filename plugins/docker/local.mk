@@ -4,6 +4,8 @@ plugins_docker_docker_la_SOURCES = plugins/docker/docker.c \
 	plugins/docker/transport.c plugins/docker/containers.c \
 	plugins/docker/lifetime.c plugins/docker/init.c \
 	plugins/docker/exec.c plugins/docker/archive.c plugins/docker/tar.c \
+	plugins/docker/fetch.c plugins/docker/batch.c plugins/docker/pool.c \
+	plugins/docker/conn_cache.c plugins/docker/dir_fetch.c \
 	plugins/docker/docker.h plugins/common/settings.c \
 	plugins/common/settings.h
 plugins_docker_docker_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) \

@@ -84,6 +84,10 @@ static void parse_pax(struct tb_tar_reader *t)
 			size_t vlen = (size_t)(rec + len - 1 - (eq + 1));
 			if (klen == 4 && !memcmp(sp + 1, "size", 4))
 				t->pax_size = strtoll(eq + 1, NULL, 10);
+			if (klen == 4 && !memcmp(sp + 1, "path", 4) &&
+			    vlen < sizeof(t->name))
+				snprintf(t->name, sizeof(t->name), "%.*s",
+				         (int)vlen, eq + 1);
 			if (klen == 8 && !memcmp(sp + 1, "linkpath", 8) &&
 			    vlen < sizeof(t->link))
 				snprintf(t->link, sizeof(t->link), "%.*s",
@@ -104,13 +108,15 @@ static void header(struct tb_tar_reader *t)
 	for (i = 0; i < BLOCK && !h[i]; i++)
 		;
 	if (i == BLOCK || !checksum_ok(h) || (size = number(h + 124, 12)) < 0) {
-		/* End of archive before any entry, or garbage. */
+		/* The end of the archive, or garbage. */
 		t->bad = 1;
+		t->ended = i == BLOCK;
 		return;
 	}
 	if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {
 		t->skip = round_block((uint64_t)size);
-		if ((type == 'x' || type == 'K') && size < (1 << 20)) {
+		if ((type == 'x' || type == 'K' || type == 'L') &&
+		    size < (1 << 20)) {
 			free(t->pax);
 			t->pax = malloc((size_t)size + 1);
 			t->pax_want = t->pax ? (size_t)size : 0;
@@ -120,6 +126,16 @@ static void header(struct tb_tar_reader *t)
 		return;
 	}
 	t->have_entry = 1;
+	if (!t->name[0]) {
+		/* ustar: a prefix (when the magic says so) and the name. */
+		const char *prefix = (const char *)h + 345;
+		if (!memcmp(h + 257, "ustar", 5) && prefix[0])
+			snprintf(t->name, sizeof(t->name), "%.155s/%.100s",
+			         prefix, (const char *)h);
+		else
+			snprintf(t->name, sizeof(t->name), "%.100s",
+			         (const char *)h);
+	}
 	if (type == '0' || type == '\0' || type == '7')
 		t->kind = TB_TAR_FILE;
 	else if (type == '5')
@@ -135,6 +151,19 @@ static void header(struct tb_tar_reader *t)
 	    t->kind == TB_TAR_FILE
 	        ? (t->pax_size >= 0 ? (uint64_t)t->pax_size : (uint64_t)size)
 	        : 0;
+	t->pos = 0;
+}
+
+void tb_tar_next(struct tb_tar_reader *t)
+{
+	uint64_t rest = t->size > t->pos ? t->size - t->pos : 0;
+
+	t->skip = rest + (round_block(t->size) - t->size);
+	t->have_entry = 0;
+	t->pax_size = -1;
+	t->link[0] = '\0';
+	t->name[0] = '\0';
+	t->size = 0;
 	t->pos = 0;
 }
 
@@ -159,6 +188,9 @@ size_t tb_tar_feed(struct tb_tar_reader *t, const unsigned char *p, size_t n,
 				t->pax[t->pax_len] = '\0';
 				if (t->hdr[0] == 'K')
 					snprintf(t->link, sizeof(t->link), "%s",
+					         t->pax);
+				else if (t->hdr[0] == 'L')
+					snprintf(t->name, sizeof(t->name), "%s",
 					         t->pax);
 				else
 					parse_pax(t);

@@ -1,7 +1,8 @@
 /* docker provider: HTTP to the engine with libcurl, over a unix socket or
  * tcp (optionally TLS with client certificates), with the API version
  * negotiated once per instance. A fresh easy handle per request keeps
- * concurrent ops on one instance independent. */
+ * concurrent ops on one instance independent; its connection comes from a
+ * pooled multi handle (pool.c), so calls reuse the engine's connections. */
 #include "config.h"
 
 #include <errno.h>
@@ -188,46 +189,58 @@ CURL *tb_dk_handle(struct tb_dk *dk, const char *path, char *errbuf,
 	return h;
 }
 
-int tb_dk_perform(struct tb_dk *dk, CURL *h, int (*tick)(void *), void *arg,
-                  char *errbuf, size_t errlen)
+int tb_dk_perform_all(struct tb_dk *dk, CURL **hs, CURLcode *rcs, size_t n,
+                      int (*tick)(void *), void *arg, char *errbuf,
+                      size_t errlen)
 {
-	CURLM *m;
+	CURLM *m = tb_dk_pool_take(dk);
 	CURLMsg *msg;
-	CURLcode rc = CURLE_OK;
-	int running = 1, left, code = TASKBOX_OK;
+	int running = 1, left, code = TASKBOX_OK, broken = 0;
 
-	if (!tick) {
-		rc = curl_easy_perform(h);
-		return rc == CURLE_OK
-		           ? TASKBOX_OK
-		           : tb_dk_curl_error(dk, h, rc, errbuf, errlen);
-	}
-	m = curl_multi_init();
 	if (!m)
 		return tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen,
 		                  "cannot make a curl multi handle");
-	curl_multi_add_handle(m, h);
+	for (size_t i = 0; i < n; i++) {
+		rcs[i] = CURLE_FAILED_INIT;
+		curl_multi_add_handle(m, hs[i]);
+	}
 	while (running) {
 		if (curl_multi_perform(m, &running) != CURLM_OK) {
+			broken = 1;
 			code = tb_dk_fail(TASKBOX_E_INTERNAL, errbuf, errlen,
 			                  "curl_multi_perform failed");
-			goto out;
+			break;
 		}
+		while ((msg = curl_multi_info_read(m, &left)))
+			for (size_t i = 0; i < n; i++)
+				if (msg->msg == CURLMSG_DONE &&
+				    msg->easy_handle == hs[i])
+					rcs[i] = msg->data.result;
 		if (!running)
 			break;
 		curl_multi_poll(m, NULL, 0, 100, NULL);
-		code = tick(arg);
-		if (code != TASKBOX_OK)
-			goto out;
+		if (tick && (code = tick(arg)) != TASKBOX_OK)
+			break;
 	}
-	while ((msg = curl_multi_info_read(m, &left)))
-		if (msg->msg == CURLMSG_DONE && msg->easy_handle == h)
-			rc = msg->data.result;
-	if (rc != CURLE_OK)
+	/* Transfers cut short close their connections; finished ones stay
+	 * in m's cache for the next request. */
+	for (size_t i = 0; i < n; i++)
+		curl_multi_remove_handle(m, hs[i]);
+	if (broken)
+		curl_multi_cleanup(m);
+	else
+		tb_dk_pool_give(dk, m);
+	return code;
+}
+
+int tb_dk_perform(struct tb_dk *dk, CURL *h, int (*tick)(void *), void *arg,
+                  char *errbuf, size_t errlen)
+{
+	CURLcode rc;
+	int code = tb_dk_perform_all(dk, &h, &rc, 1, tick, arg, errbuf, errlen);
+
+	if (code == TASKBOX_OK && rc != CURLE_OK)
 		code = tb_dk_curl_error(dk, h, rc, errbuf, errlen);
-out:
-	curl_multi_remove_handle(m, h);
-	curl_multi_cleanup(m);
 	return code;
 }
 

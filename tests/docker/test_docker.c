@@ -4,7 +4,9 @@
  * built .so), DOCKER_HOST, TASKBOX_DOCKER_IMAGE, TASKBOX_DOCKER_ENGINE
  * (engine.sh), TASKBOX_DOCKER_ENGINE_DIR, TASKBOX_DOCKER_TCP,
  * TASKBOX_DOCKER_TLS and TASKBOX_DOCKER_TLS_DIR (engine.sh proxy), and
- * TASKBOX_DOCKER_NOINIT_HOST (a second engine without an init binary). */
+ * TASKBOX_DOCKER_NOINIT_HOST (a second engine without an init binary).
+ * Some tests watch the plugin's requests through socat (-v) between it and
+ * the engine. */
 #include "config.h"
 
 #include <criterion/criterion.h>
@@ -13,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,8 +98,16 @@ static void setup(void)
 	cr_assert_eq(init_with(&inst, ""), TASKBOX_OK, "init: %s", err);
 }
 
+/* A socat a test started (see spy_start), ended even when it fails. */
+static pid_t spy_pid;
+
 static void teardown(void)
 {
+	if (spy_pid > 0) {
+		kill(-spy_pid, SIGTERM);
+		waitpid(spy_pid, NULL, 0);
+		spy_pid = 0;
+	}
 	if (inst)
 		P->ops.fini(inst);
 	inst = NULL;
@@ -823,4 +836,404 @@ Test(docker, init_true_on_an_engine_without_init_fails_clearly)
 	cr_assert(strstr(err, "the docker setting init is true"), "%s", err);
 	cr_assert_eq(containers_on(noinit), before);
 	P->ops.fini(in);
+}
+
+/* read_files' items: the host's struct, unanswered. */
+static void item_set(struct taskbox_read_item *it, const char *path,
+                     uint64_t offset, size_t length)
+{
+	memset(it, 0, sizeof(*it));
+	it->struct_size = sizeof(*it);
+	it->path = path;
+	it->offset = offset;
+	it->length = length;
+	it->status = -1;
+	it->file_size = UINT64_MAX;
+}
+
+static int read_batch(void *c, struct taskbox_read_item *items, size_t n)
+{
+	struct taskbox_read_item *ptrs[64];
+
+	cr_assert(n <= 64);
+	for (size_t i = 0; i < n; i++)
+		ptrs[i] = &items[i];
+	cr_assert(P->struct_size >=
+	                  offsetof(struct taskbox_provider, read_files) +
+	                      sizeof(P->read_files) &&
+	              P->read_files,
+	          "the plugin declares no read_files");
+	return P->read_files(c, ptrs, n, err, sizeof(err));
+}
+
+static void items_free(struct taskbox_read_item *items, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(items[i].data.data);
+}
+
+/* An item that read_file would answer with want (size bytes in all). */
+static void expect_item(const struct taskbox_read_item *it, const char *want,
+                        uint64_t size)
+{
+	cr_assert_eq(it->status, TASKBOX_OK, "%s: status %d", it->path,
+	             it->status);
+	cr_assert_eq(it->file_size, size, "%s size %llu", it->path,
+	             (unsigned long long)it->file_size);
+	cr_assert_eq(it->data.len, strlen(want), "%s: got %zu bytes", it->path,
+	             it->data.len);
+	cr_assert(!it->data.len || !memcmp(it->data.data, want, it->data.len),
+	          "%s: got %.*s", it->path, (int)it->data.len,
+	          (char *)it->data.data);
+}
+
+Test(docker, read_files_reads_a_batch_like_read_file)
+{
+	struct taskbox_read_item items[6];
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	void *c;
+
+	cr_assert_geq(P->abi_minor, 2);
+	make_box(inst, id, 0);
+	c = attach(inst, id);
+	expect_out(c,
+	           "printf 0123456789 > ten; ln -s ten link; mkdir d; "
+	           "head -c 3000000 /dev/zero > big; printf END >> big",
+	           "");
+	item_set(&items[0], "ten", 3, 4);
+	item_set(&items[1], "link", 8, 5);
+	item_set(&items[2], "missing", 0, 10);
+	item_set(&items[3], "/root/big", 3000000, 10);
+	item_set(&items[4], "/proc/1/stat", 0, 4096);
+	item_set(&items[5], "ten", 50, 5);
+	cr_assert_eq(read_batch(c, items, 6), TASKBOX_OK, "%s", err);
+	expect_item(&items[0], "3456", 10);
+	expect_item(&items[1], "89", 10);
+	cr_assert_eq(items[2].status, TASKBOX_E_NOT_FOUND);
+	cr_assert_null(items[2].data.data);
+	expect_item(&items[3], "END", 3000003);
+	cr_assert_eq(items[4].status, TASKBOX_OK);
+	cr_assert(items[4].data.len > 20 &&
+	          !memcmp(items[4].data.data, "1 (", 3));
+	expect_item(&items[5], "", 10);
+	items_free(items, 6);
+	/* A directory fails the batch, naming it. */
+	item_set(&items[0], "ten", 0, 10);
+	item_set(&items[1], "d", 0, 10);
+	item_set(&items[2], "big", 0, 3);
+	cr_assert_eq(read_batch(c, items, 3), TASKBOX_E_INVALID, "%s", err);
+	cr_assert(strstr(err, "d is a directory"), "%s", err);
+	items_free(items, 3);
+	/* An empty path is refused. */
+	item_set(&items[0], "", 0, 10);
+	cr_assert_eq(read_batch(c, items, 1), TASKBOX_E_INVALID);
+	/* No items: nothing to do. */
+	cr_assert_eq(read_batch(c, items, 0), TASKBOX_OK, "%s", err);
+	P->ops.close(c);
+	P->ops.destroy(inst, id, err, sizeof(err));
+}
+
+Test(docker, read_files_of_many_files)
+{
+	struct taskbox_read_item items[16];
+	char id[TASKBOX_SANDBOX_ID_MAX], paths[16][32], want[32];
+	void *c;
+
+	make_box(inst, id, 0);
+	c = attach(inst, id);
+	expect_out(c, "for i in $(seq 0 15); do printf file-$i > f$i; done",
+	           "");
+	for (int i = 0; i < 16; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "f%d", i);
+		item_set(&items[i], paths[i], 0, 100);
+	}
+	cr_assert_eq(read_batch(c, items, 16), TASKBOX_OK, "%s", err);
+	for (int i = 0; i < 16; i++) {
+		snprintf(want, sizeof(want), "file-%d", i);
+		expect_item(&items[i], want, strlen(want));
+	}
+	items_free(items, 16);
+	/* Files of one directory: one asked for twice, one missing. */
+	expect_out(c, "mkdir sub", "");
+	item_set(&items[0], "f3", 1, 3);
+	item_set(&items[1], "f3", 5, 10);
+	item_set(&items[2], "nothing", 0, 10);
+	item_set(&items[3], "/root/f12", 0, 100);
+	cr_assert_eq(read_batch(c, items, 4), TASKBOX_OK, "%s", err);
+	expect_item(&items[0], "ile", 6);
+	expect_item(&items[1], "3", 6);
+	cr_assert_eq(items[2].status, TASKBOX_E_NOT_FOUND);
+	expect_item(&items[3], "file-12", 7);
+	items_free(items, 4);
+	item_set(&items[0], "f3", 0, 10);
+	item_set(&items[1], "sub", 0, 10);
+	cr_assert_eq(read_batch(c, items, 2), TASKBOX_E_INVALID, "%s", err);
+	cr_assert(strstr(err, "sub is a directory"), "%s", err);
+	items_free(items, 2);
+	P->ops.close(c);
+	P->ops.destroy(inst, id, err, sizeof(err));
+}
+
+Test(docker, connection_reuse_setting_is_checked)
+{
+	void *x = NULL;
+
+	cr_assert_eq(init_with(&x, "\"connection_reuse\":-1"),
+	             TASKBOX_E_INVALID);
+	cr_assert(strstr(err, "connection_reuse must be an integer from 0 to "
+	                      "300"),
+	          "%s", err);
+	cr_assert_eq(init_with(&x, "\"connection_reuse\":301"),
+	             TASKBOX_E_INVALID);
+	cr_assert(strstr(err, "connection_reuse"), "%s", err);
+	cr_assert_eq(init_with(&x, "\"connection_reuse\":\"x\""),
+	             TASKBOX_E_INVALID);
+	cr_assert(strstr(err, "connection_reuse"), "%s", err);
+	cr_assert_eq(init_with(&x, "\"connection_reuse\":1.5"),
+	             TASKBOX_E_INVALID);
+	cr_assert_eq(init_with(&x, "\"connection_reuse\":0"), TASKBOX_OK, "%s",
+	             err);
+	P->ops.fini(x);
+	cr_assert_eq(init_with(&x, "\"connection_reuse\":300"), TASKBOX_OK,
+	             "%s", err);
+	P->ops.fini(x);
+}
+
+/* socat between an instance and the engine, logging what passes (-v) and
+ * each connection it accepts (-d -d). */
+struct spy {
+	pid_t pid;
+	char sock[1024], log[1024];
+};
+
+static void spy_start(struct spy *s, const char *name)
+{
+	const char *dir = env_or_die("TASKBOX_DOCKER_ENGINE_DIR");
+	char listen[1200], to[1200];
+	struct stat st;
+
+	snprintf(s->sock, sizeof(s->sock), "%s/%s.sock", dir, name);
+	snprintf(s->log, sizeof(s->log), "%s/%s.log", dir, name);
+	snprintf(listen, sizeof(listen), "UNIX-LISTEN:%s,fork", s->sock);
+	snprintf(to, sizeof(to), "UNIX-CONNECT:%s",
+	         env_or_die("DOCKER_HOST") + 7);
+	unlink(s->sock);
+	s->pid = fork();
+	cr_assert_neq(s->pid, -1);
+	if (s->pid == 0) {
+		FILE *log = fopen(s->log, "w");
+		setpgid(0, 0);
+		if (!log || dup2(fileno(log), 2) < 0)
+			_exit(126);
+		execlp("socat", "socat", "-d", "-d", "-v", listen, to,
+		       (char *)NULL);
+		_exit(127);
+	}
+	spy_pid = s->pid;
+	for (int i = 0; i < 100 && stat(s->sock, &st); i++)
+		nanosleep(&(struct timespec){0, 50000000}, NULL);
+	cr_assert_eq(stat(s->sock, &st), 0, "socat did not listen on %s",
+	             s->sock);
+}
+
+static void spy_stop(struct spy *s)
+{
+	kill(-s->pid, SIGTERM);
+	waitpid(s->pid, NULL, 0);
+	spy_pid = 0;
+	unlink(s->sock);
+	unlink(s->log);
+}
+
+/* How often needle is in what the spy logged so far. */
+static int spy_count(const struct spy *s, const char *needle)
+{
+	FILE *f = fopen(s->log, "rb");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	int count = 0;
+
+	cr_assert(f, "%s", s->log);
+	do {
+		if (cap - len < 65536) {
+			cap = cap ? cap * 2 : 1 << 20;
+			buf = realloc(buf, cap);
+			cr_assert(buf);
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+	} while (n);
+	fclose(f);
+	for (const char *p = buf; p && (size_t)(p - buf) < len;) {
+		p = memmem(p, len - (size_t)(p - buf), needle, strlen(needle));
+		if (p) {
+			count++;
+			p += strlen(needle);
+		}
+	}
+	free(buf);
+	return count;
+}
+
+/* Settings reaching the engine through the spy. */
+static void init_through(void **x, const struct spy *s, const char *extra)
+{
+	char settings[2048];
+
+	snprintf(settings, sizeof(settings),
+	         "{\"host\":\"unix://%s\",\"image\":\"%s\"%s%s}", s->sock,
+	         env_or_die("TASKBOX_DOCKER_IMAGE"), *extra ? "," : "", extra);
+	cr_assert_eq(P->ops.init(&host, settings, x, err, sizeof(err)),
+	             TASKBOX_OK, "%s", err);
+}
+
+/* Within connection_reuse a connect asks the engine nothing, and calls
+ * reuse the engine's connections; with connection_reuse 0 every connect
+ * inspects the container again. */
+Test(docker, connect_reuses_its_check_and_the_engine_connections)
+{
+	char id[TASKBOX_SANDBOX_ID_MAX], inspect[TASKBOX_SANDBOX_ID_MAX + 32];
+	struct taskbox_read_item items[4];
+	struct spy spy;
+	void *x = NULL, *c;
+	int conns;
+
+	make_box(inst, id, 0);
+	c = attach(inst, id);
+	expect_out(c, "printf 0123456789 > ten", "");
+	P->ops.close(c);
+	snprintf(inspect, sizeof(inspect), "containers/%s/json", id);
+	spy_start(&spy, "spy-reuse");
+	init_through(&x, &spy, "");
+	c = attach(x, id);
+	P->ops.close(c);
+	cr_assert_eq(spy_count(&spy, inspect), 1);
+	conns = spy_count(&spy, "accepting connection");
+	for (int i = 0; i < 5; i++) {
+		c = attach(x, id);
+		expect_read(c, "ten", 2, 3, "234", 10);
+		P->ops.close(c);
+	}
+	cr_assert_eq(spy_count(&spy, inspect), 1,
+	             "a connect within connection_reuse inspected");
+	cr_assert_leq(spy_count(&spy, "accepting connection"), conns + 1,
+	              "%d connections for 5 reads after %d",
+	              spy_count(&spy, "accepting connection"), conns);
+	/* A batch's GETs go out at once, each on its own connection. */
+	c = attach(x, id);
+	conns = spy_count(&spy, "accepting connection");
+	for (int i = 0; i < 4; i++)
+		item_set(&items[i], "ten", (uint64_t)i, 1);
+	cr_assert_eq(read_batch(c, items, 4), TASKBOX_OK, "%s", err);
+	cr_assert_geq(spy_count(&spy, "accepting connection"), conns + 2);
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(items[i].data.len, 1);
+	items_free(items, 4);
+	P->ops.close(c);
+	P->ops.fini(x);
+	/* connection_reuse 0: each connect checks. */
+	init_through(&x, &spy, "\"connection_reuse\":0");
+	c = attach(x, id);
+	P->ops.close(c);
+	c = attach(x, id);
+	P->ops.close(c);
+	cr_assert_eq(spy_count(&spy, inspect), 3);
+	P->ops.fini(x);
+	spy_stop(&spy);
+	P->ops.destroy(inst, id, err, sizeof(err));
+}
+
+/* DELETEs through the engine behind the plugin's back. */
+static void engine_delete(const char *path)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd),
+	         "curl -sf -X DELETE --unix-socket '%s' 'http://localhost%s' "
+	         ">/dev/null",
+	         env_or_die("DOCKER_HOST") + 7, path);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+/* A sandbox removed after a connect checked it: a connect within
+ * connection_reuse still succeeds (it asks the engine nothing), and every
+ * op on it then says GONE, never a missing file or a made-up answer; the
+ * next connect says NOT_FOUND. */
+Test(docker, sandbox_removed_behind_the_caches_back)
+{
+	const char *argv[] = {"true", NULL};
+	struct taskbox_exec_req req = {sizeof(req), argv, NULL, NULL,
+	                               10000,       0,    NULL, NULL};
+	struct taskbox_exec_result res;
+	struct taskbox_read_item items[2];
+	struct taskbox_buf b = {0};
+	char id[TASKBOX_SANDBOX_ID_MAX], path[256];
+	uint64_t fsize;
+	void *c;
+
+	make_box(inst, id, 0);
+	c = attach(inst, id);
+	expect_out(c, "printf x > f", "");
+	P->ops.close(c);
+	snprintf(path, sizeof(path), "/containers/%s?force=true&v=true", id);
+	engine_delete(path);
+	c = attach(inst, id);
+	item_set(&items[0], "f", 0, 10);
+	item_set(&items[1], "missing", 0, 10);
+	cr_assert_eq(read_batch(c, items, 2), TASKBOX_E_GONE, "%s", err);
+	items_free(items, 2);
+	cr_assert_eq(
+	    P->ops.read_file(c, "f", 0, 10, &b, &fsize, err, sizeof(err)),
+	    TASKBOX_E_GONE, "%s", err);
+	P->ops.close(c);
+	/* What the ops found went for good: connect asks the engine. */
+	cr_assert_eq(P->ops.connect(inst, id, &c, err, sizeof(err)),
+	             TASKBOX_E_NOT_FOUND, "%s", err);
+	/* The same for exec, on another sandbox. */
+	make_box(inst, id, 0);
+	c = attach(inst, id);
+	P->ops.close(c);
+	snprintf(path, sizeof(path), "/containers/%s?force=true&v=true", id);
+	engine_delete(path);
+	c = attach(inst, id);
+	memset(&res, 0, sizeof(res));
+	cr_assert_eq(P->ops.exec(c, &req, &res, err, sizeof(err)),
+	             TASKBOX_E_GONE, "%s", err);
+	res_free(&res);
+	P->ops.close(c);
+	/* And for read_file. */
+	make_box(inst, id, 0);
+	c = attach(inst, id);
+	P->ops.close(c);
+	snprintf(path, sizeof(path), "/containers/%s?force=true&v=true", id);
+	engine_delete(path);
+	c = attach(inst, id);
+	cr_assert_eq(
+	    P->ops.read_file(c, "f", 0, 10, &b, &fsize, err, sizeof(err)),
+	    TASKBOX_E_GONE, "%s", err);
+	P->ops.close(c);
+}
+
+/* A sandbox stopped after a connect checked it: the next call starts it
+ * again, as a connect that checked would have. */
+Test(docker, sandbox_stopped_behind_the_caches_back)
+{
+	struct taskbox_read_item items[1];
+	char id[TASKBOX_SANDBOX_ID_MAX], path[256];
+	void *c;
+
+	make_box(inst, id, 0);
+	c = attach(inst, id);
+	expect_out(c, "printf x > f", "");
+	P->ops.close(c);
+	snprintf(path, sizeof(path), "/containers/%s/stop?t=0", id);
+	engine_post(path);
+	c = attach(inst, id);
+	expect_out(c, "echo back", "back\n");
+	item_set(&items[0], "f", 0, 10);
+	cr_assert_eq(read_batch(c, items, 1), TASKBOX_OK, "%s", err);
+	expect_item(&items[0], "x", 1);
+	items_free(items, 1);
+	P->ops.close(c);
+	P->ops.destroy(inst, id, err, sizeof(err));
 }
