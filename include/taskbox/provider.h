@@ -168,7 +168,7 @@ struct taskbox_exec_result {
 };
 
 /* One file of a read_files batch (ABI 1.2). The host sets struct_size,
- * path, offset and length, and zeroes the rest; the plugin sets status and,
+ * path, offset and length, and data empty; the plugin sets status and,
  * when status is TASKBOX_OK, data and file_size (as read_file would). */
 struct taskbox_read_item {
 	size_t struct_size; /* the host's sizeof(struct taskbox_read_item) */
@@ -272,7 +272,8 @@ struct taskbox_provider {
 	 * go out at once). Returns TASKBOX_OK when every item has its status:
 	 * TASKBOX_OK with its data, or TASKBOX_E_NOT_FOUND. Any other failure
 	 * of any item fails the batch with that item's code and a message
-	 * naming its path; buffers already set are the host's to free. When
+	 * naming its path (a sandbox gone behind an open connection:
+	 * TASKBOX_E_GONE); buffers already set are the host's to free. When
 	 * NULL (or a plugin built for an older minor) the host reads the items
 	 * one by one with read_file. */
 	int (*read_files)(void *conn, struct taskbox_read_item *const *items,
