@@ -68,11 +68,11 @@ bool tb_wait_pending(struct tb_wait *wait, const struct tb_waiter *w,
 /* A descriptor that polls readable when the task's supervisor exits (at
  * the task's end) or, sooner, renames a new status record into place (up
  * to a few waits at once watch the task's directory), for waking the wait
- * before its pause is over; the caller closes it. -1 where the provider gives none (no shared pids, the
- * supervisor not watched yet, no descriptor left). Call it right before
- * tb_wait_pending: with one, the pause that gives may be longer (the end wakes
- * the wait; new output is looked for at a tenth of the silence so far, at most
- * 100 ms apart). */
+ * before its pause is over; the caller closes it. -1 where the provider gives
+ * none (no shared pids, the supervisor not watched yet, no descriptor left).
+ * Call it right before tb_wait_pending: with one, the pause that gives may be
+ * longer (the end wakes the wait; new output is looked for at a tenth of the
+ * silence so far, at most 100 ms apart). */
 int tb_wait_wake_fd(struct tb_wait *wait);
 
 /* A cheap probe of the task and, when it shows a change or a full view
