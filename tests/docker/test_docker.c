@@ -489,15 +489,16 @@ Test(docker, engine_errors)
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
 }
 
-/* POSTs to the engine behind the plugin's back (stop, ...). */
-static void engine_post(const char *path)
+/* Sends method path to the engine behind the plugin's back (a stop, a
+ * removal, ...). */
+static void engine_request(const char *method, const char *path)
 {
 	char cmd[4096];
 
 	snprintf(cmd, sizeof(cmd),
-	         "curl -sf -X POST --unix-socket '%s' 'http://localhost%s' "
+	         "curl -sf -X %s --unix-socket '%s' 'http://localhost%s' "
 	         ">/dev/null",
-	         env_or_die("DOCKER_HOST") + 7, path);
+	         method, env_or_die("DOCKER_HOST") + 7, path);
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
 }
 
@@ -512,7 +513,7 @@ Test(docker, removed_or_stopped_behind_our_back)
 	make_box(inst, id, 0);
 	c = attach(inst, id);
 	snprintf(path, sizeof(path), "/containers/%s/stop?t=0", id);
-	engine_post(path);
+	engine_request("POST", path);
 	cr_assert_eq(run(c, "true", 10000, 0, &res), TASKBOX_E_GONE);
 	cr_assert(strstr(err, id) || strstr(err, "running") ||
 	              strstr(err, "state"),
@@ -1143,18 +1144,6 @@ Test(docker, connect_reuses_its_check_and_the_engine_connections)
 	P->ops.destroy(inst, id, err, sizeof(err));
 }
 
-/* DELETEs through the engine behind the plugin's back. */
-static void engine_delete(const char *path)
-{
-	char cmd[4096];
-
-	snprintf(cmd, sizeof(cmd),
-	         "curl -sf -X DELETE --unix-socket '%s' 'http://localhost%s' "
-	         ">/dev/null",
-	         env_or_die("DOCKER_HOST") + 7, path);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
-}
-
 /* A sandbox removed after a connect checked it: a connect within
  * connection_reuse still succeeds (it asks the engine nothing), and every
  * op on it then says GONE, never a missing file or a made-up answer; the
@@ -1176,7 +1165,7 @@ Test(docker, sandbox_removed_behind_the_caches_back)
 	expect_out(c, "printf x > f", "");
 	P->ops.close(c);
 	snprintf(path, sizeof(path), "/containers/%s?force=true&v=true", id);
-	engine_delete(path);
+	engine_request("DELETE", path);
 	c = attach(inst, id);
 	item_set(&items[0], "f", 0, 10);
 	item_set(&items[1], "missing", 0, 10);
@@ -1194,7 +1183,7 @@ Test(docker, sandbox_removed_behind_the_caches_back)
 	c = attach(inst, id);
 	P->ops.close(c);
 	snprintf(path, sizeof(path), "/containers/%s?force=true&v=true", id);
-	engine_delete(path);
+	engine_request("DELETE", path);
 	c = attach(inst, id);
 	memset(&res, 0, sizeof(res));
 	cr_assert_eq(P->ops.exec(c, &req, &res, err, sizeof(err)),
@@ -1206,7 +1195,7 @@ Test(docker, sandbox_removed_behind_the_caches_back)
 	c = attach(inst, id);
 	P->ops.close(c);
 	snprintf(path, sizeof(path), "/containers/%s?force=true&v=true", id);
-	engine_delete(path);
+	engine_request("DELETE", path);
 	c = attach(inst, id);
 	cr_assert_eq(
 	    P->ops.read_file(c, "f", 0, 10, &b, &fsize, err, sizeof(err)),
@@ -1227,7 +1216,7 @@ Test(docker, sandbox_stopped_behind_the_caches_back)
 	expect_out(c, "printf x > f", "");
 	P->ops.close(c);
 	snprintf(path, sizeof(path), "/containers/%s/stop?t=0", id);
-	engine_post(path);
+	engine_request("POST", path);
 	c = attach(inst, id);
 	expect_out(c, "echo back", "back\n");
 	item_set(&items[0], "f", 0, 10);
