@@ -21,6 +21,7 @@ static struct {
 	const char *path[8];
 	const char *text[8];
 	const char *batch_stdout; /* what a batch sees of stdout, if set */
+	const char *batch_status; /* what a batch sees of the record, if set */
 	const char *proc_stat;    /* what `cat /proc/...` prints, or NULL */
 	int read_file, read_files, exec;
 	size_t batch_items; /* in the last batch */
@@ -99,6 +100,8 @@ static int fake_read_files(void *conn, struct taskbox_read_item *const *items,
 
 		if (sb.batch_stdout && strcmp(it->path, DIR "stdout") == 0)
 			text = sb.batch_stdout;
+		if (sb.batch_status && strcmp(it->path, DIR "status.json") == 0)
+			text = sb.batch_status;
 		it->status = text ? window(text, it->offset, it->length,
 		                           &it->data, &it->file_size)
 		                  : TASKBOX_E_NOT_FOUND;
@@ -267,5 +270,20 @@ Test(task_view, without_batches_a_view_reads_no_heartbeat)
 	cr_assert_eq(sb.read_files, 0);
 	cr_assert_eq(sb.read_file, 4);
 	cr_assert_eq(sb.exec, 1);
+	json_decref(v);
+}
+
+Test(task_view, a_record_cut_by_a_rename_during_the_batch_is_read_again)
+{
+	char cut[64];
+	json_t *v;
+
+	/* The old record's size, the new record's bytes. */
+	snprintf(cut, sizeof(cut), "%.40s", finished);
+	put(DIR "status.json", finished);
+	sb.batch_status = cut;
+	cr_assert_str_eq(view(&v), "succeeded");
+	cr_assert_eq(sb.read_files, 1);
+	cr_assert_eq(sb.read_file, 1, "the record read again, alone");
 	json_decref(v);
 }

@@ -3,7 +3,7 @@
 // byte range answered with 206, an unsatisfiable one with 416), POST /files
 // takes a multipart/form-data or application/octet-stream upload and
 // creates the parent directories.
-import { createReadStream, createWriteStream, mkdirSync, statSync } from "node:fs";
+import { closeSync, createReadStream, createWriteStream, fstatSync, mkdirSync, openSync } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { Readable } from "node:stream";
@@ -47,14 +47,23 @@ function parseRange(header, size) {
 export function handleDownload(sbx, req, res, url) {
   const path = resolvePath(sbx, url.searchParams.get("path"));
   if (!path) return sendError(res, 400, "path is required");
+  // Opened once and sized by that descriptor, as envd's os.Open and Stat:
+  // a file renamed over the path meanwhile (a supervisor's new record) is
+  // served whole from the one that was opened, never cut at the other's size.
+  let fd;
   let st;
   try {
-    st = statSync(path);
+    fd = openSync(path, "r");
+    st = fstatSync(fd);
   } catch (e) {
+    if (fd !== undefined) closeSync(fd);
     if (e.code === "ENOENT") return sendError(res, 404, `path '${path}' does not exist`);
     return sendError(res, 500, `error checking if path exists '${path}': ${e.message}`);
   }
-  if (st.isDirectory()) return sendError(res, 400, `path '${path}' is a directory`);
+  if (st.isDirectory()) {
+    closeSync(fd);
+    return sendError(res, 400, `path '${path}' is a directory`);
+  }
   const size = st.size;
   const headers = {
     "Content-Type": "application/octet-stream",
@@ -65,6 +74,7 @@ export function handleDownload(sbx, req, res, url) {
   };
   const range = parseRange(req.headers.range, size);
   if (range === "none") {
+    closeSync(fd);
     res.writeHead(416, { "Content-Range": `bytes */${size}`, "Content-Type": "text/plain; charset=utf-8" });
     return res.end("invalid range: failed to overlap\n");
   }
@@ -75,17 +85,26 @@ export function handleDownload(sbx, req, res, url) {
       "Content-Range": `bytes ${range.start}-${range.end}/${size}`,
       "Content-Length": len,
     });
-    if (req.method === "HEAD" || len === 0) return res.end();
-    return streamFile(res, path, range.start, range.end);
+    if (req.method === "HEAD" || len === 0) {
+      closeSync(fd);
+      return res.end();
+    }
+    return streamFile(res, fd, range.start, range.end);
   }
   res.writeHead(200, { ...headers, "Content-Length": size });
-  if (req.method === "HEAD" || size === 0) return res.end();
-  return streamFile(res, path, 0, size - 1);
+  if (req.method === "HEAD" || size === 0) {
+    closeSync(fd);
+    return res.end();
+  }
+  return streamFile(res, fd, 0, size - 1);
 }
 
-function streamFile(res, path, start, end) {
-  const rs = createReadStream(path, { start, end });
+// Streams bytes start..end of the open fd, and closes it.
+function streamFile(res, fd, start, end) {
+  const rs = createReadStream(null, { fd, start, end, autoClose: true });
   rs.on("error", () => res.destroy());
+  // A client gone before the end: the descriptor goes with the stream.
+  res.on("close", () => rs.destroy());
   rs.pipe(res);
 }
 
