@@ -6,6 +6,7 @@
 
 #include "host/provider_stats.h"
 #include "tasks/box.h"
+#include "tasks/task_ring.h"
 #include "base/log.h"
 
 static const char *const status_texts[] = {
@@ -286,6 +287,8 @@ int tb_box_destroy(struct tb_box *box, char *err, size_t errlen)
 	rc = box->inst->plugin->ops.destroy(box->inst->handle, box->ref.native,
 	                                    perr, sizeof(perr));
 	tb_provider_call_end(TB_POP_DESTROY, t0, rc);
+	/* Its tasks did not outlive their sandbox: they were destroyed. */
+	tb_task_ring_forget_sandbox(&tb_tasks_seen_running, box->id);
 	if (rc != TASKBOX_OK)
 		sandbox_err(err, errlen, box, "destroy", rc, perr);
 	return rc;

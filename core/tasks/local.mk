@@ -11,6 +11,7 @@ libtaskbox_core_la_SOURCES += \
 	core/tasks/sup_record.c \
 	core/tasks/task_id.c \
 	core/tasks/task_list.c \
+	core/tasks/task_ring.c \
 	core/tasks/task_view.c \
 	core/tasks/task_wait.c
 noinst_HEADERS += \
@@ -23,5 +24,6 @@ noinst_HEADERS += \
 	core/tasks/sup_record.h \
 	core/tasks/task_id.h \
 	core/tasks/task_list.h \
+	core/tasks/task_ring.h \
 	core/tasks/task_view.h \
 	core/tasks/task_wait.h

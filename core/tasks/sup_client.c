@@ -5,14 +5,17 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/base64.h"
 #include "base/log.h"
 #include "tasks/pid_watch.h"
 #include "tasks/record_cache.h"
 #include "tasks/sup_client.h"
 #include "tasks/sup_native.h"
+#include "tasks/task_ring.h"
 
 /* Time allowed for the start and remove verbs: a python3 start-up plus a
  * little work, on a slow remote provider. */
@@ -25,7 +28,7 @@
 #define VERB_OUTPUT_LIMIT (1024 * 1024)
 #define STAT_MAX 4096
 /* The most arguments of a verb, the verb included. */
-#define VERB_ARGS_MAX 16
+#define VERB_ARGS_MAX 24
 
 void tb_sup_reply_clear(struct tb_sup_reply *r)
 {
@@ -126,30 +129,147 @@ out:
 	tb_exec_result_free(&res);
 }
 
-void tb_sup_start(struct tb_box *box, const char *task_id, const char *command,
-                  const char *cwd, unsigned timeout_s,
+void tb_sup_start(struct tb_box *box, const struct tb_sup_start_req *req,
                   struct tb_sup_reply *reply)
 {
-	char timeout[16];
-	const char *argv[16];
+	char timeout[16], rows[16], cols[16];
+	const char *argv[VERB_ARGS_MAX];
 	int n = 0;
 
-	snprintf(timeout, sizeof(timeout), "%u", timeout_s);
+	snprintf(timeout, sizeof(timeout), "%u", req->timeout_s);
 	argv[n++] = "start";
 	argv[n++] = "--root";
 	argv[n++] = TB_TASK_ROOT;
 	argv[n++] = "--id";
-	argv[n++] = task_id;
+	argv[n++] = req->task_id;
 	argv[n++] = "--timeout";
 	argv[n++] = timeout;
-	if (cwd) {
+	if (req->cwd) {
 		argv[n++] = "--cwd";
-		argv[n++] = cwd;
+		argv[n++] = req->cwd;
+	}
+	if (req->stdin_mode && strcmp(req->stdin_mode, "null") != 0) {
+		argv[n++] = "--stdin";
+		argv[n++] = req->stdin_mode;
+	}
+	if (req->rows && req->cols) {
+		snprintf(rows, sizeof(rows), "%u", req->rows);
+		snprintf(cols, sizeof(cols), "%u", req->cols);
+		argv[n++] = "--rows";
+		argv[n++] = rows;
+		argv[n++] = "--cols";
+		argv[n++] = cols;
+	}
+	if (req->key) {
+		argv[n++] = "--key";
+		argv[n++] = req->key;
 	}
 	argv[n++] = "--command";
-	argv[n++] = command;
+	argv[n++] = req->command;
 	argv[n] = NULL;
-	run_verb(box, argv, task_id, VERB_TIMEOUT_MS, reply);
+	/* A key's task may be another one than asked for. */
+	run_verb(box, argv, req->key ? NULL : req->task_id, VERB_TIMEOUT_MS,
+	         reply);
+}
+
+/* Runs a verb that prints an object other than a record (write, resize):
+ * returns it (new), or NULL with reply's outcome and message set. */
+static json_t *run_verb_object(struct tb_box *box, const char *const *args,
+                               struct tb_sup_reply *reply)
+{
+	struct taskbox_exec_result res;
+	json_t *obj = NULL;
+
+	memset(reply, 0, sizeof(*reply));
+	reply->outcome = TB_SUP_UNSURE;
+	if (exec_verb(box, args, VERB_TIMEOUT_MS, &res, reply->message,
+	              sizeof(reply->message)) != TASKBOX_OK)
+		goto out;
+	if (res.timed_out) {
+		snprintf(reply->message, sizeof(reply->message),
+		         "the supervisor's %s did not answer within %u s",
+		         args[0], VERB_TIMEOUT_MS / 1000);
+		goto out;
+	}
+	if (res.out.data &&
+	    tb_sup_error_parse((const char *)res.out.data, res.out.len,
+	                       reply->message, sizeof(reply->message),
+	                       reply->code, sizeof(reply->code)) == 0) {
+		if (strcmp(reply->code, "internal") != 0)
+			reply->outcome = TB_SUP_REFUSED;
+		goto out;
+	}
+	if (res.out.data)
+		obj = json_loadb((const char *)res.out.data, res.out.len, 0,
+		                 NULL);
+	if (!json_is_object(obj)) {
+		json_decref(obj);
+		obj = NULL;
+		snprintf(reply->message, sizeof(reply->message),
+		         "the supervisor's %s exited with %d and printed no "
+		         "usable answer",
+		         args[0], res.exit_code);
+	}
+out:
+	tb_exec_result_free(&res);
+	return obj;
+}
+
+int tb_sup_write(struct tb_box *box, const char *task_id,
+                 const unsigned char *data, size_t len, bool eof,
+                 size_t *written, bool *eof_done, struct tb_sup_reply *reply)
+{
+	const char *argv[] = {"write", "--root", TB_TASK_ROOT,    "--id",
+	                      task_id, "--eof",  eof ? "1" : "0", "--data",
+	                      NULL,    NULL};
+	json_int_t n;
+	char *b64;
+	json_t *obj;
+
+	if ((b64 = tb_base64_encode(data, len, NULL)) == NULL) {
+		memset(reply, 0, sizeof(*reply));
+		reply->outcome = TB_SUP_UNSURE;
+		snprintf(reply->message, sizeof(reply->message),
+		         "out of memory encoding the data");
+		return -1;
+	}
+	if (len == 0)
+		argv[7] = NULL; /* no --data */
+	else
+		argv[8] = b64;
+	obj = run_verb_object(box, argv, reply);
+	free(b64);
+	if (obj == NULL)
+		return -1;
+	n = json_integer_value(json_object_get(obj, "written"));
+	if (!json_is_integer(json_object_get(obj, "written")) || n < 0 ||
+	    (size_t)n > len) {
+		snprintf(reply->message, sizeof(reply->message),
+		         "the supervisor's write answered no byte count");
+		json_decref(obj);
+		return -1;
+	}
+	*written = (size_t)n;
+	*eof_done = json_is_true(json_object_get(obj, "eof"));
+	json_decref(obj);
+	return 0;
+}
+
+int tb_sup_resize(struct tb_box *box, const char *task_id, unsigned rows,
+                  unsigned cols, struct tb_sup_reply *reply)
+{
+	char r[16], c[16];
+	const char *argv[] = {"resize", "--root", TB_TASK_ROOT, "--id", task_id,
+	                      "--rows", r,        "--cols",     c,      NULL};
+	json_t *obj;
+
+	snprintf(r, sizeof(r), "%u", rows);
+	snprintf(c, sizeof(c), "%u", cols);
+	obj = run_verb_object(box, argv, reply);
+	if (obj == NULL)
+		return -1;
+	json_decref(obj);
+	return 0;
 }
 
 int tb_sup_list(struct tb_box *box, json_t **tasks, char *err, size_t errlen)
@@ -359,29 +479,15 @@ int tb_sup_alive(struct tb_box *box, const struct tb_task_record *rec,
 	return live;
 }
 
-/* Tasks whose orphaned group this process already killed: a small ring,
- * so polling a lost task does not run the cancel verb again and again. */
-#define REAPED_MAX 64
-static pthread_mutex_t reaped_lock = PTHREAD_MUTEX_INITIALIZER;
-static char reaped[REAPED_MAX][TB_SANDBOX_REF_MAX + TB_TASK_ID_LEN + 2];
-static unsigned reaped_next;
+/* Tasks whose orphaned group this process already killed, so polling a
+ * lost task does not run the cancel verb again and again. */
+static struct tb_task_ring reaped = TB_TASK_RING_INIT;
 
 int tb_sup_reap_orphans(struct tb_box *box, const char *task_id)
 {
-	char key[sizeof(reaped[0])];
 	struct tb_sup_reply reply;
-	unsigned i;
 
-	snprintf(key, sizeof(key), "%s/%s", box->id, task_id);
-	pthread_mutex_lock(&reaped_lock);
-	for (i = 0; i < REAPED_MAX && strcmp(reaped[i], key); i++)
-		;
-	if (i == REAPED_MAX) {
-		memcpy(reaped[reaped_next], key, sizeof(key));
-		reaped_next = (reaped_next + 1) % REAPED_MAX;
-	}
-	pthread_mutex_unlock(&reaped_lock);
-	if (i < REAPED_MAX)
+	if (!tb_task_ring_add(&reaped, box->id, task_id))
 		return 0;
 	tb_sup_cancel(box, task_id, &reply);
 	tb_sup_reply_clear(&reply);

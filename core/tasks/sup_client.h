@@ -4,6 +4,7 @@
 #ifndef TB_SUP_CLIENT_H
 #define TB_SUP_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,10 +34,35 @@ struct tb_sup_reply {
 
 void tb_sup_reply_clear(struct tb_sup_reply *r);
 
-/* `start`: launches the command under a new supervisor. */
-void tb_sup_start(struct tb_box *box, const char *task_id, const char *command,
-                  const char *cwd, unsigned timeout_s,
+/* What `start` is asked to run. */
+struct tb_sup_start_req {
+	const char *task_id; /* the new task's id */
+	const char *command;
+	const char *cwd;        /* NULL: the home */
+	unsigned timeout_s;     /* 1..3600 */
+	const char *stdin_mode; /* "null", "pipe" or "tty"; NULL: "null" */
+	unsigned rows, cols;    /* the terminal's size (tty); 0: default */
+	const char *key;        /* idempotency key, or NULL */
+};
+
+/* `start`: launches the command under a new supervisor. With a key that
+ * already started a task, the reply is that task's record (its own
+ * task_id, rec.existing set) and nothing was started. */
+void tb_sup_start(struct tb_box *box, const struct tb_sup_start_req *req,
                   struct tb_sup_reply *reply);
+
+/* `write`: sends data[0..len) (at most 65536 bytes) to a task's stdin,
+ * then closes it when eof. Returns 0 with *written (bytes the task's pipe
+ * took) and *eof_done, or -1 with reply's outcome REFUSED (code "closed",
+ * "not_found", ...) or UNSURE and its message. */
+int tb_sup_write(struct tb_box *box, const char *task_id,
+                 const unsigned char *data, size_t len, bool eof,
+                 size_t *written, bool *eof_done, struct tb_sup_reply *reply);
+
+/* `resize`: sets a tty task's window size. Returns 0, or -1 like
+ * tb_sup_write. */
+int tb_sup_resize(struct tb_box *box, const char *task_id, unsigned rows,
+                  unsigned cols, struct tb_sup_reply *reply);
 
 /* `cancel --wait 3`: TERM then KILL of the task's group, then the last
  * record seen. */

@@ -45,16 +45,65 @@ static int get_bool(json_t *obj, const char *key, bool *out)
 	return 0;
 }
 
-static int parse_state(const char *name, enum tb_task_state *s)
+static const char *const stdin_modes[] = {"null", "pipe", "tty", NULL};
+static const char *const ended_bys[] = {"exit", "timeout", "cancel", NULL};
+
+/* Reads a string field that may be absent or null (-> NULL); with allowed
+ * set, it must be one of them. Returns -1 on a wrong type or value. */
+static int get_opt_str(json_t *obj, const char *key, const char *const *allowed,
+                       const char **out)
+{
+	json_t *v = json_object_get(obj, key);
+	size_t i;
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return -1;
+	*out = json_string_value(v);
+	if (allowed == NULL)
+		return 0;
+	for (i = 0; allowed[i]; i++)
+		if (strcmp(allowed[i], *out) == 0)
+			return 0;
+	return -1;
+}
+
+const char *tb_task_ended_by(enum tb_task_state state, const char *recorded,
+                             bool supervisor_gone)
+{
+	switch (state) {
+	case TB_TASK_RUNNING:
+		return NULL;
+	case TB_TASK_UNKNOWN:
+		return supervisor_gone ? "supervisor_lost" : NULL;
+	case TB_TASK_TIMED_OUT:
+		return "timeout";
+	case TB_TASK_CANCELLED:
+		return "cancel";
+	default:
+		return recorded ? recorded : "exit";
+	}
+}
+
+int tb_task_state_parse(const char *name, enum tb_task_state *s)
 {
 	int i;
 
-	for (i = TB_TASK_RUNNING; i < TB_TASK_UNKNOWN; i++)
+	for (i = TB_TASK_RUNNING; i <= TB_TASK_UNKNOWN; i++)
 		if (strcmp(name, state_names[i]) == 0) {
 			*s = (enum tb_task_state)i;
 			return 0;
 		}
 	return -1;
+}
+
+/* A record's state: any but "unknown", which is the host's verdict. */
+static int parse_state(const char *name, enum tb_task_state *s)
+{
+	return tb_task_state_parse(name, s) == 0 && *s != TB_TASK_UNKNOWN ? 0
+	                                                                  : -1;
 }
 
 #define FAIL(...)                                                              \
@@ -110,6 +159,20 @@ int tb_task_record_parse(const char *text, size_t len, const char *expect_id,
 	    get_bool(j, "stderr_truncated", &rec->stderr_truncated) < 0 ||
 	    get_bool(j, "supervisor_gone", &rec->supervisor_gone) < 0)
 		FAIL("status record: a flag is not a boolean");
+	if (get_bool(j, "existing", &rec->existing) < 0)
+		FAIL("status record: a flag is not a boolean");
+	if (get_opt_str(j, "stdin", stdin_modes, &rec->stdin_mode) < 0)
+		FAIL("status record: stdin must be null, pipe or tty");
+	if (rec->stdin_mode == NULL)
+		rec->stdin_mode = "null";
+	if (get_opt_str(j, "idempotency_key", NULL, &rec->idempotency_key) <
+	        0 ||
+	    get_opt_str(j, "signal", NULL, &rec->signal) < 0)
+		FAIL("status record: idempotency_key and signal must be "
+		     "strings or null");
+	if (get_opt_str(j, "ended_by", ended_bys, &rec->ended_by) < 0)
+		FAIL("status record: ended_by must be exit, timeout, cancel "
+		     "or null");
 	if (rec->state == TB_TASK_RUNNING &&
 	    (rec->supervisor_pid <= 0 || start < 0))
 		FAIL("status record: a running task must name its supervisor "

@@ -43,8 +43,27 @@ struct tb_task_record {
 	uint64_t supervisor_start;
 	int64_t stdout_bytes, stderr_bytes;
 	bool stdout_truncated, stderr_truncated;
-	bool supervisor_gone; /* set by the cancel verb */
+	bool supervisor_gone;   /* set by the cancel verb, or by the host once
+	                           it found the supervisor gone */
+	bool existing;          /* start with a key found the key's task */
+	const char *stdin_mode; /* "null", "pipe" or "tty" */
+	const char *idempotency_key; /* NULL when none */
+	const char *signal;          /* "SIGKILL", ...; NULL when none */
+	const char *ended_by;        /* "exit", "timeout", "cancel"; NULL while
+	                                running or in an older record */
 };
+
+/* The ended_by a view shows for a task in state: recorded (the record's
+ * own, may be NULL) for a task that ended, else what the state implies
+ * ("timeout", "cancel", "exit"); "supervisor_lost" for an unknown task
+ * whose supervisor was found gone; NULL while running or when nothing is
+ * known. */
+const char *tb_task_ended_by(enum tb_task_state state, const char *recorded,
+                             bool supervisor_gone);
+
+/* Sets *s from a state's name ("running", ..., "unknown"). Returns 0, or -1
+ * for an unknown name. */
+int tb_task_state_parse(const char *name, enum tb_task_state *s);
 
 /* Parses a record from text[0..len). expect_id (may be NULL) must equal its
  * task_id. On a broken rule writes the reason into err and returns -1. */

@@ -1,8 +1,9 @@
-/* Task ids from getrandom(2). */
+/* Task ids from getrandom(2); idempotency keys. */
 #include "config.h"
 
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/random.h>
 
 #include "tasks/task_id.h"
@@ -45,4 +46,13 @@ int tb_task_id_valid(const char *s)
 			return 0;
 	}
 	return s[TB_TASK_ID_LEN] == '\0';
+}
+
+bool tb_task_key_valid(const char *key)
+{
+	size_t n =
+	    strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	                "0123456789_.-");
+
+	return n > 0 && n <= TB_TASK_KEY_MAX && key[n] == '\0';
 }

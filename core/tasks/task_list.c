@@ -34,6 +34,41 @@ static json_t *int_or_null(json_t *v)
 }
 
 /* One list entry from one record the list verb printed. */
+/* A string field of a record, or null when absent or not a string. */
+static json_t *str_field(json_t *rec, const char *key)
+{
+	const char *v = json_string_value(json_object_get(rec, key));
+
+	return v ? json_string(v) : json_null();
+}
+
+/* Adds stdin, idempotency_key, signal and ended_by to item, as a view
+ * shows them (tb_task_ended_by) for the shown state. */
+static int add_input_fields(json_t *item, json_t *rec, const char *state)
+{
+	const char *mode = json_string_value(json_object_get(rec, "stdin"));
+	enum tb_task_state st;
+	const char *ended = NULL;
+	bool running = strcmp(state, "running") == 0;
+
+	if (tb_task_state_parse(state, &st) == 0)
+		ended = tb_task_ended_by(
+		    st, json_string_value(json_object_get(rec, "ended_by")),
+		    json_is_true(json_object_get(rec, "supervisor_gone")));
+	return json_object_set_new(item, "stdin",
+	                           json_string(mode ? mode : "null")) ||
+	               json_object_set_new(item, "idempotency_key",
+	                                   str_field(rec, "idempotency_key")) ||
+	               json_object_set_new(
+	                   item, "signal",
+	                   running ? json_null() : str_field(rec, "signal")) ||
+	               json_object_set_new(item, "ended_by",
+	                                   ended ? json_string(ended)
+	                                         : json_null())
+	           ? -1
+	           : 0;
+}
+
 static json_t *entry(struct tb_box *box, json_t *rec)
 {
 	const char *task_id =
@@ -44,6 +79,7 @@ static json_t *entry(struct tb_box *box, json_t *rec)
 	const char *error = json_string_value(json_object_get(rec, "error"));
 	bool running = state && strcmp(state, "running") == 0;
 	int64_t out_size, err_size;
+	json_t *item;
 
 	if (!task_id || !tb_task_id_valid(task_id))
 		return NULL; /* not a task of ours: never shown */
@@ -63,7 +99,7 @@ static json_t *entry(struct tb_box *box, json_t *rec)
 		err_size =
 		    json_integer_value(json_object_get(rec, "stderr_bytes"));
 	}
-	return json_pack(
+	item = json_pack(
 	    "{s:s,s:s,s:o,s:s,s:o,s:o,s:o,s:I,s:I,s:o}", "sandbox_id", box->id,
 	    "task_id", task_id, "command",
 	    command
@@ -76,6 +112,11 @@ static json_t *entry(struct tb_box *box, json_t *rec)
 	    (json_int_t)out_size, "stderr_size", (json_int_t)err_size, "error",
 	    error ? tb_page_text((const unsigned char *)error, strlen(error))
 	          : json_null());
+	if (item && add_input_fields(item, rec, state) < 0) {
+		json_decref(item);
+		item = NULL;
+	}
+	return item;
 }
 
 /* The (started_at, task_id) key of an entry. */

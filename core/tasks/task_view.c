@@ -9,6 +9,7 @@
 #include "tasks/host_mask.h"
 #include "tasks/record_cache.h"
 #include "tasks/sup_client.h"
+#include "tasks/task_ring.h"
 #include "tasks/task_view.h"
 #include "base/error_json.h"
 #include "base/utf8_page.h"
@@ -145,6 +146,11 @@ static json_t *int_or_null(int64_t v)
 	return v < 0 ? json_null() : json_integer(v);
 }
 
+static json_t *str_or_null(const char *v)
+{
+	return v ? json_string(v) : json_null();
+}
+
 json_t *tb_task_fields(const char *sandbox_id, const char *task_id,
                        enum tb_task_state state,
                        const struct tb_task_record *rec, const char *error)
@@ -163,16 +169,24 @@ json_t *tb_task_fields(const char *sandbox_id, const char *task_id,
 		return NULL;
 	}
 	return json_pack(
-	    "{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "sandbox_id",
-	    sandbox_id, "task_id", task_id, "state", tb_task_state_name(state),
-	    "exit_code",
+	    "{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:o}",
+	    "sandbox_id", sandbox_id, "task_id", task_id, "state",
+	    tb_task_state_name(state), "exit_code",
 	    rec && tb_task_state_terminal(state) ? int_or_null(rec->exit_code)
 	                                         : json_null(),
 	    "started_at", rec ? int_or_null(rec->started_at) : json_null(),
 	    "finished_at",
 	    rec && tb_task_state_terminal(state) ? int_or_null(rec->finished_at)
 	                                         : json_null(),
-	    "command", command, "error", err);
+	    "command", command, "error", err, "stdin",
+	    rec && rec->stdin_mode ? rec->stdin_mode : "null",
+	    "idempotency_key", str_or_null(rec ? rec->idempotency_key : NULL),
+	    "signal",
+	    str_or_null(rec && tb_task_state_terminal(state) ? rec->signal
+	                                                     : NULL),
+	    "ended_by",
+	    str_or_null(tb_task_ended_by(state, rec ? rec->ended_by : NULL,
+	                                 rec && rec->supervisor_gone)));
 }
 
 /* Reads one log page of rec's task (rec->json NULL: nothing recorded). A
@@ -243,7 +257,7 @@ static const char *join(char *buf, size_t len, const char *a, const char *b)
 static int read_state(struct tb_box *box, const char *task_id,
                       const struct prefetch *pf, struct tb_task_record *rec,
                       enum tb_task_state *state, char *why, size_t whylen,
-                      json_t **result)
+                      int *fail, json_t **result)
 {
 	char err[TB_ERR_MAX];
 	int rc, exists, alive;
@@ -302,6 +316,7 @@ static int read_state(struct tb_box *box, const char *task_id,
 	}
 	*state = TB_TASK_UNKNOWN;
 	if (alive == 0) {
+		rec->supervisor_gone = rec->json != NULL;
 		/* Nothing enforces its timeout any more. */
 		tb_sup_reap_orphans(box, task_id);
 		snprintf(why, whylen, "%s", TB_SUP_GONE_WHY);
@@ -310,8 +325,62 @@ static int read_state(struct tb_box *box, const char *task_id,
 		         err);
 	return 0;
 tool_error:
+	*fail = rc;
+	snprintf(why, whylen, "%s", err);
 	*result = tb_error_json(err);
 	return 1;
+}
+
+json_t *tb_task_view_sandbox_gone(const char *sandbox_id, const char *task_id,
+                                  const struct tb_page_req *pr, const char *why)
+{
+	char msg[TB_ERR_MAX + 256];
+	json_t *r;
+
+	snprintf(msg, sizeof(msg),
+	         "sandbox %s is gone (its lifetime ran out, or it was "
+	         "destroyed) while the task was running: the task ended with "
+	         "it, its outcome and output were not saved anywhere else "
+	         "(%s)",
+	         sandbox_id, why);
+	r = tb_task_fields(sandbox_id, task_id, TB_TASK_UNKNOWN, NULL, msg);
+	if (r &&
+	    (json_object_set_new(r, "ended_by",
+	                         json_string("sandbox_expired")) ||
+	     json_object_set_new(r, "stdout", json_string("")) ||
+	     json_object_set_new(r, "stderr", json_string("")) ||
+	     json_object_set_new(r, "stdout_next_offset",
+	                         json_integer((json_int_t)pr->stdout_offset)) ||
+	     json_object_set_new(r, "stderr_next_offset",
+	                         json_integer((json_int_t)pr->stderr_offset)) ||
+	     json_object_set_new(r, "stdout_size", json_integer(0)) ||
+	     json_object_set_new(r, "stderr_size", json_integer(0)) ||
+	     json_object_set_new(r, "stdout_truncated", json_false()) ||
+	     json_object_set_new(r, "stderr_truncated", json_false()))) {
+		json_decref(r);
+		r = NULL;
+	}
+	return r;
+}
+
+/* A view that failed with rc: the sandbox gone under a task this process
+ * saw running is that task's end (a result); anything else is the tool
+ * error already in *result. Returns 0 or 1 as tb_task_view does. */
+static int view_failed(struct tb_box *box, const char *task_id,
+                       const struct tb_page_req *pr, int rc, const char *err,
+                       json_t **result)
+{
+	json_t *gone;
+
+	if (rc != TASKBOX_E_GONE ||
+	    !tb_task_ring_has(&tb_tasks_seen_running, box->id, task_id))
+		return 1;
+	gone = tb_task_view_sandbox_gone(box->id, task_id, pr, err);
+	if (gone == NULL)
+		return 1;
+	json_decref(*result);
+	*result = gone;
+	return 0;
 }
 
 int tb_task_view(struct tb_box *box, const char *task_id,
@@ -328,32 +397,36 @@ int tb_task_view(struct tb_box *box, const char *task_id,
 	int rc;
 
 	struct prefetch pf;
+	int fail = TASKBOX_OK;
 
 	memset(&rec, 0, sizeof(rec));
 	if (sup)
 		memset(sup, 0, sizeof *sup);
-	if (prefetch(box, task_id, pr, &pf, err, sizeof(err)) != TASKBOX_OK) {
+	if ((fail = prefetch(box, task_id, pr, &pf, err, sizeof(err))) !=
+	    TASKBOX_OK) {
 		*result = tb_error_json(err);
-		return 1;
+		return view_failed(box, task_id, pr, fail, err, result);
 	}
-	if (read_state(box, task_id, &pf, &rec, &state, why, sizeof(why),
+	if (read_state(box, task_id, &pf, &rec, &state, why, sizeof(why), &fail,
 	               result)) {
 		prefetch_free(&pf);
-		return 1;
+		return view_failed(box, task_id, pr, fail, why, result);
 	}
+	if (state == TB_TASK_RUNNING)
+		tb_task_ring_add(&tb_tasks_seen_running, box->id, task_id);
 	if (sup && state == TB_TASK_RUNNING && rec.json) {
 		sup->pid = rec.supervisor_pid;
 		sup->start = rec.supervisor_start;
 	}
 	terminal = tb_task_state_terminal(state);
-	if (read_page(box, task_id, &rec, terminal, TB_LOG_STDOUT,
-	              pr->stdout_offset, pr->limit, &pf, &out, err,
-	              sizeof(err)) != TASKBOX_OK ||
-	    read_page(box, task_id, &rec, terminal, TB_LOG_STDERR,
-	              pr->stderr_offset, pr->limit, &pf, &errp, err,
-	              sizeof(err)) != TASKBOX_OK) {
+	if ((fail = read_page(box, task_id, &rec, terminal, TB_LOG_STDOUT,
+	                      pr->stdout_offset, pr->limit, &pf, &out, err,
+	                      sizeof(err))) != TASKBOX_OK ||
+	    (fail = read_page(box, task_id, &rec, terminal, TB_LOG_STDERR,
+	                      pr->stderr_offset, pr->limit, &pf, &errp, err,
+	                      sizeof(err))) != TASKBOX_OK) {
 		*result = tb_error_json(err);
-		rc = 1;
+		rc = view_failed(box, task_id, pr, fail, err, result);
 		goto out;
 	}
 	error = join(msg, sizeof(msg), rec.json ? rec.error : NULL,

@@ -39,6 +39,13 @@ json_t *tb_task_fields(const char *sandbox_id, const char *task_id,
                        enum tb_task_state state,
                        const struct tb_task_record *rec, const char *error);
 
+/* The view of a task this process saw running whose sandbox is now gone:
+ * state unknown, ended_by "sandbox_expired", empty pages at pr's offsets,
+ * why (the provider's message) in the error. A new object, or NULL. */
+json_t *tb_task_view_sandbox_gone(const char *sandbox_id, const char *task_id,
+                                  const struct tb_page_req *pr,
+                                  const char *why);
+
 /* Masks and decodes a page: a new JSON string. */
 json_t *tb_page_text(const unsigned char *data, size_t len);
 

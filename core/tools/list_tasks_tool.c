@@ -32,10 +32,10 @@ static const char list_output[] =
     "\"started_at\":" NULLABLE_INT ",\"finished_at\":" NULLABLE_INT ","
     "\"stdout_size\":{\"type\":\"integer\"},"
     "\"stderr_size\":{\"type\":\"integer\"},"
-    "\"error\":{\"type\":[\"string\",\"null\"]}},"
+    "\"error\":{\"type\":[\"string\",\"null\"]}," TASK_INPUT_PROPS "},"
     "\"required\":[\"sandbox_id\",\"task_id\",\"command\",\"state\","
     "\"exit_code\",\"started_at\",\"finished_at\",\"stdout_size\","
-    "\"stderr_size\",\"error\"]}},"
+    "\"stderr_size\",\"error\"," TASK_INPUT_NAMES "]}},"
     "\"next_cursor\":{\"type\":[\"string\",\"null\"]}},"
     "\"required\":[\"sandbox_id\",\"tasks\",\"next_cursor\"]}";
 
@@ -89,8 +89,9 @@ static const struct tb_tool tool = {
         "Lists the tasks of a sandbox (default: the session's default "
         "sandbox), newest first, 50 per page: each with its handle "
         "(sandbox_id + task_id), command (masked), state, exit_code, Unix "
-        "start/finish times, the sizes of its saved stdout and stderr, and "
-        "error. state filters by state. Pass next_cursor back as cursor "
+        "start/finish times, the sizes of its saved stdout and stderr, "
+        "error, stdin mode, idempotency_key, signal and ended_by. state "
+        "filters by state. Pass next_cursor back as cursor "
         "for the next page; it is null on the last. Use it to find tasks "
         "after losing their handles; get_task reads one.",
     .input_schema = list_input,

@@ -10,6 +10,7 @@ libtaskbox_core_la_SOURCES += \
 	core/tools/schema.c \
 	core/tools/schema_check.c \
 	core/tools/task_backend.c \
+	core/tools/task_input.c \
 	core/tools/task_mcp.c \
 	core/tools/task_park.c \
 	core/tools/task_tools.c \
@@ -23,6 +24,7 @@ noinst_HEADERS += \
 	core/tools/schema.h \
 	core/tools/schema_node.h \
 	core/tools/task_backend.h \
+	core/tools/task_input.h \
 	core/tools/task_park.h \
 	core/tools/task_schemas.h \
 	core/tools/tasks.h \

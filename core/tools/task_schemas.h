@@ -18,4 +18,38 @@
 	"{\"type\":\"string\",\"enum\":[\"running\",\"succeeded\","            \
 	"\"failed\",\"cancelled\",\"timed_out\",\"unknown\"]}"
 
+/* The input fields every task view shows (start, get, cancel, list). */
+#define TASK_INPUT_PROPS                                                       \
+	"\"stdin\":{\"type\":\"string\",\"enum\":[\"null\",\"pipe\","          \
+	"\"tty\"]},"                                                           \
+	"\"idempotency_key\":{\"type\":[\"string\",\"null\"]},"                \
+	"\"signal\":{\"type\":[\"string\",\"null\"]},"                         \
+	"\"ended_by\":{\"type\":[\"string\",\"null\"],\"enum\":[\"exit\","     \
+	"\"timeout\",\"cancel\",\"sandbox_expired\",\"supervisor_lost\","      \
+	"null]}"
+#define TASK_INPUT_NAMES "\"stdin\",\"idempotency_key\",\"signal\",\"ended_by\""
+
+/* start_task's input options (tools/task_input.c reads them). */
+#define START_INPUT_PROPS                                                      \
+	"\"stdin\":{\"type\":\"string\",\"enum\":[\"null\",\"pipe\"],"         \
+	"\"default\":\"null\",\"description\":\"null: the command reads "      \
+	"/dev/null. pipe: its stdin stays open for write_task, from any "      \
+	"server process, until write_task sends eof.\"},"                      \
+	"\"tty\":{\"type\":\"boolean\",\"default\":false,\"description\":"     \
+	"\"Run the command on a pseudo-terminal: stdout carries the "          \
+	"terminal's stream (echo included), stderr stays empty; write_task "   \
+	"types into it, resize_task sizes it.\"},"                             \
+	"\"rows\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,"       \
+	"\"default\":24,\"description\":\"The terminal's rows (tty "           \
+	"only).\"},"                                                           \
+	"\"cols\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,"       \
+	"\"default\":80,\"description\":\"The terminal's columns (tty "        \
+	"only).\"},"                                                           \
+	"\"idempotency_key\":{\"type\":\"string\",\"minLength\":1,"            \
+	"\"maxLength\":128,\"pattern\":\"^[A-Za-z0-9_.-]+$\","                 \
+	"\"description\":\"Makes the start happen once: a later start with "   \
+	"the same key in the same sandbox, from any server process, returns "  \
+	"the first task (reused: true) instead of starting another. Use it "   \
+	"to retry a start whose answer was lost.\"}"
+
 #endif /* TB_TASK_SCHEMAS_H */

@@ -7,6 +7,7 @@
 #include "tasks/session.h"
 #include "tasks/sup_client.h"
 #include "tasks/task_id.h"
+#include "tasks/task_ring.h"
 #include "tools/tool_stats.h"
 #include "tools/task_schemas.h"
 #include "tasks/task_view.h"
@@ -14,6 +15,7 @@
 #include "tools/sandboxes.h"
 #include "tools/task_park.h"
 #include "tools/tasks.h"
+#include "tools/task_input.h"
 #include "tools/tool.h"
 #include "tools/tool_args.h"
 #include "host/sandbox_ref.h"
@@ -47,10 +49,10 @@
 	"\"started_at\":" NULLABLE_INT ","                                     \
 	"\"finished_at\":" NULLABLE_INT ","                                    \
 	"\"command\":{\"type\":[\"string\",\"null\"]},"                        \
-	"\"error\":{\"type\":[\"string\",\"null\"]}"
+	"\"error\":{\"type\":[\"string\",\"null\"]}," TASK_INPUT_PROPS
 #define TASK_FIELD_NAMES                                                       \
 	"\"sandbox_id\",\"task_id\",\"state\",\"exit_code\",\"started_at\","   \
-	"\"finished_at\",\"command\",\"error\""
+	"\"finished_at\",\"command\",\"error\"," TASK_INPUT_NAMES
 
 static const char start_input[] =
     "{\"type\":\"object\",\"additionalProperties\":false,"
@@ -63,10 +65,11 @@ static const char start_input[] =
     "home or absolute.\"},"
     "\"timeout\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":3600,"
     "\"default\":300,\"description\":\"Seconds before the task is "
-    "killed (state timed_out).\"}}}";
+    "killed (state timed_out).\"}," START_INPUT_PROPS "}}";
 
 static const char start_output[] =
-    "{\"type\":\"object\",\"properties\":{" TASK_FIELD_PROPS "},"
+    "{\"type\":\"object\",\"properties\":{" TASK_FIELD_PROPS ","
+    "\"reused\":{\"type\":\"boolean\"}},"
     "\"required\":[" TASK_FIELD_NAMES "]}";
 
 static const char view_input[] =
@@ -99,9 +102,8 @@ static const char remove_output[] =
     "\"state\":" STATE_SCHEMA ",\"removed\":{\"type\":\"boolean\"}},"
     "\"required\":[\"sandbox_id\",\"task_id\",\"state\",\"removed\"]}";
 
-/* Checks the handle arguments shared by the task tools. */
-static int handle_args(json_t *args, const char **sandbox_id,
-                       const char **task_id, char *err, size_t errlen)
+int tb_task_handle_args(json_t *args, const char **sandbox_id,
+                        const char **task_id, char *err, size_t errlen)
 {
 	if (tb_arg_str(args, "sandbox_id", true, 3, 160, sandbox_id, err,
 	               errlen) < 0 ||
@@ -118,8 +120,10 @@ static int handle_args(json_t *args, const char **sandbox_id,
 
 int tb_start_task(tb_call *call, json_t *args, json_t **result)
 {
-	static const char *const known[] = {"command", "sandbox_id", "cwd",
-	                                    "timeout", NULL};
+	static const char *const known[] = {
+	    "command", "sandbox_id", "cwd",  "timeout",         "stdin",
+	    "tty",     "rows",       "cols", "idempotency_key", NULL};
+	struct tb_sup_start_req req = {0};
 	const char *command, *cwd, *sandbox_id;
 	char err[TB_ERR_MAX], def[TB_SANDBOX_REF_MAX];
 	char task_id[TB_TASK_ID_LEN + 1];
@@ -137,7 +141,8 @@ int tb_start_task(tb_call *call, json_t *args, json_t **result)
 	    tb_arg_str(args, "sandbox_id", false, 3, 160, &sandbox_id, err,
 	               sizeof(err)) < 0 ||
 	    tb_arg_int(args, "timeout", 1, 3600, 300, &timeout, err,
-	               sizeof(err)) < 0)
+	               sizeof(err)) < 0 ||
+	    tb_start_input_args(args, &req, err, sizeof(err)) < 0)
 		goto refuse;
 	if (tb_json_ascii_len(command) + (cwd ? tb_json_ascii_len(cwd) : 0) >
 	    ENCODED_CAP) {
@@ -177,7 +182,11 @@ int tb_start_task(tb_call *call, json_t *args, json_t **result)
 	rc = tb_box_connect(&box, err, sizeof(err));
 	if (rc != TASKBOX_OK)
 		goto refuse;
-	tb_sup_start(&box, task_id, command, cwd, (unsigned)timeout, &reply);
+	req.task_id = task_id;
+	req.command = command;
+	req.cwd = cwd;
+	req.timeout_s = (unsigned)timeout;
+	tb_sup_start(&box, &req, &reply);
 	tb_box_close(&box);
 	if (reply.outcome == TB_SUP_REFUSED) {
 		snprintf(err, sizeof(err), "sandbox %s: start refused: %.800s",
@@ -185,13 +194,26 @@ int tb_start_task(tb_call *call, json_t *args, json_t **result)
 		tb_sup_reply_clear(&reply);
 		goto refuse;
 	}
-	tb_tool_stats_task_started();
+	if (!(reply.outcome == TB_SUP_RECORD && reply.rec.existing))
+		tb_tool_stats_task_started();
+	if (reply.outcome == TB_SUP_RECORD &&
+	    reply.rec.state == TB_TASK_RUNNING)
+		tb_task_ring_add(&tb_tasks_seen_running, box.id,
+		                 reply.rec.task_id);
 	if (reply.outcome == TB_SUP_RECORD)
-		*result = tb_task_fields(box.id, task_id, reply.rec.state,
-		                         &reply.rec, reply.rec.error);
+		*result =
+		    tb_task_fields(box.id, reply.rec.task_id, reply.rec.state,
+		                   &reply.rec, reply.rec.error);
 	else
 		*result = tb_task_fields(box.id, task_id, TB_TASK_UNKNOWN, NULL,
 		                         reply.message);
+	if (*result &&
+	    json_object_set_new(*result, "reused",
+	                        json_boolean(reply.outcome == TB_SUP_RECORD &&
+	                                     reply.rec.existing))) {
+		json_decref(*result);
+		*result = NULL;
+	}
 	tb_sup_reply_clear(&reply);
 	return tb_result_or_oom(result);
 refuse:
@@ -200,7 +222,9 @@ refuse:
 }
 
 /* The arguments of get_task and cancel_task, and their sandbox opened.
- * Returns 0, or -1 with a tool error in *result. */
+ * Returns 0; or 1 with the answer in *result (the sandbox is gone under a
+ * task this process saw running: the task ended with it); or -1 with a
+ * tool error in *result. */
 static int view_open(json_t *args, const char **task_id, struct tb_page_req *pr,
                      uint32_t *wait_ms, struct tb_box *box, json_t **result)
 {
@@ -210,18 +234,18 @@ static int view_open(json_t *args, const char **task_id, struct tb_page_req *pr,
 	const char *sandbox_id;
 	char err[TB_ERR_MAX];
 	int64_t so, se, limit, wait;
+	int rc;
 
 	if (tb_args_known(args, known, err, sizeof(err)) < 0 ||
-	    handle_args(args, &sandbox_id, task_id, err, sizeof(err)) < 0 ||
+	    tb_task_handle_args(args, &sandbox_id, task_id, err, sizeof(err)) <
+	        0 ||
 	    tb_arg_int(args, "stdout_offset", 0, LOG_MAX, 0, &so, err,
 	               sizeof(err)) < 0 ||
 	    tb_arg_int(args, "stderr_offset", 0, LOG_MAX, 0, &se, err,
 	               sizeof(err)) < 0 ||
 	    tb_arg_int(args, "limit", 1, 65536, 16384, &limit, err,
 	               sizeof(err)) < 0 ||
-	    tb_arg_int(args, "wait", 0, 60, 0, &wait, err, sizeof(err)) < 0 ||
-	    tb_box_open(sandbox_id, "sandbox_id", box, err, sizeof(err)) !=
-	        TASKBOX_OK) {
+	    tb_arg_int(args, "wait", 0, 60, 0, &wait, err, sizeof(err)) < 0) {
 		*result = tb_error_json(err);
 		return -1;
 	}
@@ -229,7 +253,16 @@ static int view_open(json_t *args, const char **task_id, struct tb_page_req *pr,
 	pr->stderr_offset = (uint64_t)se;
 	pr->limit = (size_t)limit;
 	*wait_ms = (uint32_t)wait * 1000u;
-	return 0;
+	rc = tb_box_open(sandbox_id, "sandbox_id", box, err, sizeof(err));
+	if (rc == TASKBOX_OK)
+		return 0;
+	if ((rc == TASKBOX_E_GONE || rc == TASKBOX_E_NOT_FOUND) &&
+	    tb_task_ring_has(&tb_tasks_seen_running, sandbox_id, *task_id) &&
+	    (*result = tb_task_view_sandbox_gone(sandbox_id, *task_id, pr,
+	                                         err)) != NULL)
+		return 1;
+	*result = tb_error_json(err);
+	return -1;
 }
 
 static int get_task(tb_call *call, json_t *args, json_t **result)
@@ -238,9 +271,10 @@ static int get_task(tb_call *call, json_t *args, json_t **result)
 	struct tb_page_req pr;
 	struct tb_box box;
 	uint32_t wait_ms;
+	int rc;
 
-	if (view_open(args, &task_id, &pr, &wait_ms, &box, result) < 0)
-		return 1;
+	if ((rc = view_open(args, &task_id, &pr, &wait_ms, &box, result)))
+		return rc < 0;
 	return tb_parked_task_wait(call, &box, task_id, &pr, NULL, wait_ms,
 	                           TB_WAIT_CHANGE, result);
 }
@@ -253,9 +287,10 @@ static int cancel_task(tb_call *call, json_t *args, json_t **result)
 	struct tb_page_req pr;
 	struct tb_box box;
 	uint32_t wait_ms;
+	int rc;
 
-	if (view_open(args, &task_id, &pr, &wait_ms, &box, result) < 0)
-		return 1;
+	if ((rc = view_open(args, &task_id, &pr, &wait_ms, &box, result)))
+		return rc < 0;
 	tb_sup_cancel(&box, task_id, &reply);
 	if (reply.outcome == TB_SUP_RECORD && reply.rec.supervisor_gone)
 		snprintf(note, sizeof(note),
@@ -301,7 +336,8 @@ static int remove_task(tb_call *call, json_t *args, json_t **result)
 
 	(void)call;
 	if (tb_args_known(args, known, err, sizeof(err)) < 0 ||
-	    handle_args(args, &sandbox_id, &task_id, err, sizeof(err)) < 0 ||
+	    tb_task_handle_args(args, &sandbox_id, &task_id, err, sizeof(err)) <
+	        0 ||
 	    tb_box_open(sandbox_id, "sandbox_id", &box, err, sizeof(err)) !=
 	        TASKBOX_OK) {
 		*result = tb_error_json(err);

@@ -41,7 +41,9 @@ int tb_tasks_init(const struct tb_config *cfg)
 	tb_error_json_set_filter(mask_error);
 	if (tb_sandbox_tools_register() < 0 || tb_task_tools_register() < 0 ||
 	    tb_run_tool_register() < 0 || tb_file_tools_register() < 0 ||
-	    tb_list_tasks_tool_register() < 0 || tb_task_backend_register() < 0)
+	    tb_list_tasks_tool_register() < 0 ||
+	    tb_task_backend_register() < 0 ||
+	    tb_task_input_tools_register() < 0)
 		return -1;
 	return 0;
 }

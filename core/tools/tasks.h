@@ -23,6 +23,7 @@ int tb_run_tool_register(void);
 int tb_file_tools_register(void);
 int tb_list_tasks_tool_register(void);
 int tb_task_backend_register(void);
+int tb_task_input_tools_register(void);
 
 /* start_task's handler, also used to start MCP tasks (tool.h's contract;
  * args must be a copy the caller owns). */

@@ -131,6 +131,22 @@ int tb_arg_enum(json_t *args, const char *name, const char *const *choices,
 	return -1;
 }
 
+int tb_arg_bool(json_t *args, const char *name, bool def, bool *out, char *err,
+                size_t errlen)
+{
+	json_t *v = json_object_get(args, name);
+
+	*out = def;
+	if (v == NULL)
+		return 0;
+	if (!json_is_boolean(v)) {
+		snprintf(err, errlen, "%s: must be true or false", name);
+		return -1;
+	}
+	*out = json_is_true(v);
+	return 0;
+}
+
 size_t tb_json_ascii_len(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;

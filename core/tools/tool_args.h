@@ -30,6 +30,10 @@ int tb_arg_str(json_t *args, const char *name, bool required, size_t min,
 int tb_arg_enum(json_t *args, const char *name, const char *const *choices,
                 const char *def, const char **out, char *err, size_t errlen);
 
+/* A boolean field, def when absent. */
+int tb_arg_bool(json_t *args, const char *name, bool def, bool *out, char *err,
+                size_t errlen);
+
 /* Length of s as JSON text with every non-ASCII character escaped. */
 size_t tb_json_ascii_len(const char *s);
 

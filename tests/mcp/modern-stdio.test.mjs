@@ -305,7 +305,8 @@ test("modern tools/list: sandbox_id is required wherever it is a property; where
   await done(r);
   const withSandbox = tools.filter((t) => t.inputSchema.properties?.sandbox_id);
   assert.deepEqual(withSandbox.map((t) => t.name).sort(), [
-    "cancel_task", "get_task", "kill_sandbox", "list_tasks", "read_file", "remove_task", "run_command", "start_task", "write_file",
+    "cancel_task", "get_task", "kill_sandbox", "list_tasks", "read_file", "remove_task", "resize_task", "run_command", "start_task",
+    "write_file", "write_task",
   ]);
   for (const t of withSandbox)
     assert.ok(t.inputSchema.required?.includes("sandbox_id"), `${t.name}: required ${JSON.stringify(t.inputSchema.required)}`);

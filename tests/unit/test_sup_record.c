@@ -391,3 +391,84 @@ Test(heartbeat, malformed_text_proves_nothing)
 	cr_assert_eq(fresh("0001764633600000\n", now), 1,
 	             "leading zeros are digits");
 }
+
+Test(sup_record, reads_the_input_and_ending_fields)
+{
+	const char *t = "{\"format\":1,\"task_id\":\"" ID "\","
+	                "\"state\":\"failed\",\"exit_code\":137,"
+	                "\"started_at\":5,\"finished_at\":9,\"stdin\":\"tty\","
+	                "\"idempotency_key\":\"deploy-1.x\","
+	                "\"signal\":\"SIGKILL\",\"ended_by\":\"exit\"}";
+	struct tb_task_record r;
+	char err[256];
+
+	cr_assert_eq(
+	    tb_task_record_parse(t, strlen(t), ID, &r, err, sizeof(err)), 0,
+	    "%s", err);
+	cr_assert_str_eq(r.stdin_mode, "tty");
+	cr_assert_str_eq(r.idempotency_key, "deploy-1.x");
+	cr_assert_str_eq(r.signal, "SIGKILL");
+	cr_assert_str_eq(r.ended_by, "exit");
+	cr_assert_not(r.existing);
+	tb_task_record_clear(&r);
+	/* An older record has none of them. */
+	cr_assert_eq(tb_task_record_parse(running, strlen(running), ID, &r, err,
+	                                  sizeof(err)),
+	             0, "%s", err);
+	cr_assert_str_eq(r.stdin_mode, "null");
+	cr_assert_null(r.idempotency_key);
+	cr_assert_null(r.signal);
+	cr_assert_null(r.ended_by);
+	tb_task_record_clear(&r);
+}
+
+Test(sup_record, refuses_bad_input_and_ending_fields)
+{
+	static const char *const bad[] = {
+	    "\"stdin\":\"socket\"",   "\"stdin\":1",
+	    "\"ended_by\":\"oom\"",   "\"signal\":9",
+	    "\"idempotency_key\":[]", "\"existing\":\"yes\""};
+	char text[512], err[256];
+	struct tb_task_record r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text),
+		         "{\"format\":1,\"task_id\":\"" ID "\","
+		         "\"state\":\"succeeded\",%s}",
+		         bad[i]);
+		cr_assert_eq(tb_task_record_parse(text, strlen(text), ID, &r,
+		                                  err, sizeof(err)),
+		             -1, "%s was accepted", bad[i]);
+	}
+}
+
+Test(sup_record, a_keyed_start_may_answer_another_task)
+{
+	const char *t = "{\"format\":1,\"task_id\":\"" ID "\","
+	                "\"state\":\"running\",\"supervisor_pid\":7,"
+	                "\"supervisor_start\":8,\"existing\":true}";
+	struct tb_task_record r;
+	char err[256];
+
+	cr_assert_eq(
+	    tb_task_record_parse(t, strlen(t), NULL, &r, err, sizeof(err)), 0,
+	    "%s", err);
+	cr_assert(r.existing);
+	cr_assert_str_eq(r.task_id, ID);
+	tb_task_record_clear(&r);
+}
+
+Test(sup_record, ended_by_follows_the_first_cause)
+{
+	cr_assert_null(tb_task_ended_by(TB_TASK_RUNNING, "exit", false));
+	cr_assert_str_eq(tb_task_ended_by(TB_TASK_TIMED_OUT, NULL, false),
+	                 "timeout");
+	cr_assert_str_eq(tb_task_ended_by(TB_TASK_CANCELLED, NULL, false),
+	                 "cancel");
+	cr_assert_str_eq(tb_task_ended_by(TB_TASK_FAILED, NULL, false), "exit");
+	cr_assert_str_eq(tb_task_ended_by(TB_TASK_SUCCEEDED, "exit", false),
+	                 "exit");
+	cr_assert_str_eq(tb_task_ended_by(TB_TASK_UNKNOWN, NULL, true),
+	                 "supervisor_lost");
+	cr_assert_null(tb_task_ended_by(TB_TASK_UNKNOWN, NULL, false));
+}

@@ -1,10 +1,14 @@
-/* Task ids and sandbox ids: generation, validation, splitting. */
+/* Task ids, idempotency keys and sandbox ids: generation, validation,
+ * splitting; the ring of sandbox/task pairs. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "host/sandbox_ref.h"
 #include "tasks/task_id.h"
+#include "tasks/task_ring.h"
+
+#define ID_A "0123456789abcdef0123456789abcdef"
 
 Test(task_id, fresh_ids_are_valid_and_distinct)
 {
@@ -115,4 +119,44 @@ Test(sandbox_ref, formats_and_round_trips)
 	    tb_sandbox_ref_format("docker", "bad/id", out, sizeof(out)), -1);
 	cr_assert_eq(tb_sandbox_ref_format("Docker", "ok", out, sizeof(out)),
 	             -1);
+}
+
+Test(task_key, takes_the_documented_alphabet_and_length)
+{
+	char key[TB_TASK_KEY_MAX + 2];
+
+	cr_assert(tb_task_key_valid("a"));
+	cr_assert(tb_task_key_valid("Deploy_2026-12.01"));
+	cr_assert(tb_task_key_valid(".."));
+	cr_assert_not(tb_task_key_valid(""));
+	cr_assert_not(tb_task_key_valid("a/b"));
+	cr_assert_not(tb_task_key_valid("a b"));
+	cr_assert_not(tb_task_key_valid("caf\xc3\xa9"));
+	memset(key, 'k', TB_TASK_KEY_MAX);
+	key[TB_TASK_KEY_MAX] = '\0';
+	cr_assert(tb_task_key_valid(key));
+	key[TB_TASK_KEY_MAX] = 'k';
+	key[TB_TASK_KEY_MAX + 1] = '\0';
+	cr_assert_not(tb_task_key_valid(key));
+}
+
+Test(task_ring, remembers_pairs_and_forgets_the_oldest)
+{
+	static struct tb_task_ring ring = TB_TASK_RING_INIT;
+	char task[TB_TASK_ID_LEN + 1];
+
+	cr_assert(tb_task_ring_add(&ring, "local:a", ID_A));
+	cr_assert_not(tb_task_ring_add(&ring, "local:a", ID_A));
+	cr_assert(tb_task_ring_has(&ring, "local:a", ID_A));
+	cr_assert_not(tb_task_ring_has(&ring, "local:b", ID_A));
+	for (unsigned i = 0; i < TB_TASK_RING_MAX; i++) {
+		snprintf(task, sizeof(task), "%032x", i + 1);
+		tb_task_ring_add(&ring, "local:b", task);
+	}
+	cr_assert_not(tb_task_ring_has(&ring, "local:a", ID_A));
+	cr_assert(tb_task_ring_has(&ring, "local:b", task));
+	tb_task_ring_add(&ring, "local:bb", ID_A);
+	tb_task_ring_forget_sandbox(&ring, "local:b");
+	cr_assert_not(tb_task_ring_has(&ring, "local:b", task));
+	cr_assert(tb_task_ring_has(&ring, "local:bb", ID_A));
 }

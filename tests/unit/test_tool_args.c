@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/base64.h"
+#include "tools/task_input.h"
 #include "tools/tool_args.h"
 
 static json_t *parse(const char *text)
@@ -152,4 +153,85 @@ Test(tool_args, error_messages_survive_invalid_bytes)
 	cr_assert_str_eq(json_string_value(json_object_get(e, "error")),
 	                 "sandbox x: stderr said \xEF\xBF\xBD\xEF\xBF\xBD");
 	json_decref(e);
+}
+
+Test(tool_args, booleans_name_the_field)
+{
+	json_t *args = json_pack("{s:b, s:s}", "eof", 1, "tty", "yes");
+	char err[256];
+	bool v;
+
+	cr_assert_eq(tb_arg_bool(args, "eof", false, &v, err, sizeof(err)), 0);
+	cr_assert(v);
+	cr_assert_eq(tb_arg_bool(args, "absent", true, &v, err, sizeof(err)),
+	             0);
+	cr_assert(v);
+	cr_assert_eq(tb_arg_bool(args, "tty", false, &v, err, sizeof(err)), -1);
+	cr_assert_str_eq(err, "tty: must be true or false");
+	json_decref(args);
+}
+
+/* start_task's stdin, tty, rows, cols and idempotency_key. */
+static int input_args(const char *text, struct tb_sup_start_req *req, char *err,
+                      size_t errlen)
+{
+	json_t *args = parse(text);
+	int rc;
+
+	memset(req, 0, sizeof(*req));
+	rc = tb_start_input_args(args, req, err, errlen);
+	json_decref(args);
+	return rc;
+}
+
+Test(tool_args, start_input_options)
+{
+	struct tb_sup_start_req req;
+	char err[256];
+
+	cr_assert_eq(input_args("{}", &req, err, sizeof(err)), 0);
+	cr_assert_str_eq(req.stdin_mode, "null");
+	cr_assert_eq(req.rows, 0);
+	cr_assert_null(req.key);
+	cr_assert_eq(input_args("{\"stdin\":\"pipe\",\"idempotency_key\":"
+	                        "\"k.1\"}",
+	                        &req, err, sizeof(err)),
+	             0, "%s", err);
+	cr_assert_str_eq(req.stdin_mode, "pipe");
+	/* req.key pointed into the freed args: only its presence counts. */
+	cr_assert_eq(input_args("{\"tty\":true}", &req, err, sizeof(err)), 0);
+	cr_assert_str_eq(req.stdin_mode, "tty");
+	cr_assert_eq(req.rows, 24);
+	cr_assert_eq(req.cols, 80);
+	cr_assert_eq(input_args("{\"tty\":true,\"stdin\":\"pipe\","
+	                        "\"rows\":30,\"cols\":100}",
+	                        &req, err, sizeof(err)),
+	             0, "%s", err);
+	cr_assert_eq(req.rows, 30);
+	cr_assert_eq(req.cols, 100);
+}
+
+Test(tool_args, start_input_options_name_the_field)
+{
+	static const struct {
+		const char *args, *err;
+	} bad[] = {
+	    {"{\"rows\":30}", "rows: only with tty: true"},
+	    {"{\"cols\":30}", "cols: only with tty: true"},
+	    {"{\"tty\":true,\"stdin\":\"null\"}", "stdin: \"null\""},
+	    {"{\"stdin\":\"tty\"}", "stdin: must be one of"},
+	    {"{\"tty\":true,\"rows\":0}", "rows:"},
+	    {"{\"tty\":true,\"cols\":1001}", "cols:"},
+	    {"{\"idempotency_key\":\"a/b\"}", "idempotency_key: must be"},
+	    {"{\"idempotency_key\":\"\"}", "idempotency_key:"},
+	};
+	struct tb_sup_start_req req;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(input_args(bad[i].args, &req, err, sizeof(err)),
+		             -1, "%s was accepted", bad[i].args);
+		cr_assert(strncmp(err, bad[i].err, strlen(bad[i].err)) == 0,
+		          "%s: %s", bad[i].args, err);
+	}
 }
