@@ -31,7 +31,10 @@ taskbox_supervisor_SOURCES = core/supervisor/native/main.c \
 	core/supervisor/native/mask.c core/supervisor/native/logs.c \
 	core/supervisor/native/run.c core/supervisor/native/root.c \
 	core/supervisor/native/start.c core/supervisor/native/verbs.c \
-	core/supervisor/native/sup.h
+	core/supervisor/native/spawn.c core/supervisor/native/relay.c \
+	core/supervisor/native/tty.c core/supervisor/native/keys.c \
+	core/supervisor/native/input.c core/supervisor/native/base64.c \
+	core/supervisor/native/signame.c core/supervisor/native/sup.h
 taskbox_supervisor_CFLAGS = $(AM_CFLAGS)
 
 # The host's choice between the two (core/tasks/sup_native.c).

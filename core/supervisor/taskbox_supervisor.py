@@ -3,6 +3,7 @@
 # process that launched it. docs/supervisor.md is the specification; this file
 # follows it. Needs only python3 (3.7+, standard library), /proc and process
 # groups. Run as: python3 -I -c SOURCE VERB --root DIR [options]
+import errno
 import os
 import sys
 import time
@@ -13,6 +14,8 @@ except ImportError:
     import signal
 
 FORMAT = 1
+# poll(2) events, as select names them (start does not import select)
+POLLIN, POLLOUT, POLLERR, POLLHUP = 1, 4, 8, 16
 MAX_TASKS = 128
 LOG_CAP = 1048576
 TERM_GRACE = 1.5
@@ -29,21 +32,42 @@ MIN_SECRET = 4
 HEX = frozenset("0123456789abcdef")
 TERMINAL = ("succeeded", "failed", "cancelled", "timed_out")
 EXIT_CODES = {"internal": 1, "invalid": 2, "limit": 3, "exists": 4,
-              "not_found": 5, "running": 6}
+              "not_found": 5, "running": 6, "closed": 7}
 STATUS_KEYS = ("format", "task_id", "state", "command", "cwd", "timeout",
                "started_at", "finished_at", "exit_code", "supervisor_pid",
                "supervisor_start", "pgid", "pgid_start", "stdout_bytes",
                "stderr_bytes", "stdout_truncated", "stderr_truncated",
-               "cancel_requested", "error")
+               "cancel_requested", "error", "stdin", "idempotency_key",
+               "signal", "ended_by")
 VERBS = {
-    "start": (("--root", "--id", "--timeout", "--command"), ("--cwd",)),
+    "start": (("--root", "--id", "--timeout", "--command"),
+              ("--cwd", "--stdin", "--rows", "--cols", "--key")),
     "cancel": (("--root", "--id"), ("--wait",)),
+    "write": (("--root", "--id"), ("--data", "--eof")),
+    "resize": (("--root", "--id", "--rows", "--cols"), ()),
     "remove": (("--root", "--id"), ()),
     "list": (("--root",), ()),
 }
 USAGE = ("usage: start --root DIR --id ID --timeout SECONDS [--cwd DIR] "
-         "--command TEXT | cancel --root DIR --id ID [--wait SECONDS] | "
+         "--command TEXT [--stdin null|pipe|tty] [--rows N --cols N] "
+         "[--key KEY] | cancel --root DIR --id ID [--wait SECONDS] | "
+         "write --root DIR --id ID [--data BASE64] [--eof 0|1] | "
+         "resize --root DIR --id ID --rows N --cols N | "
          "remove --root DIR --id ID | list --root DIR")
+STDIN_MODES = ("null", "pipe", "tty")
+KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                      "0123456789_.-")
+MAX_KEY = 128
+MAX_DATA = 65536  # bytes of one write, and the relay's buffer
+MAX_DATA_CHARS = (MAX_DATA + 2) // 3 * 4
+WRITE_WAIT = 2.0  # how long `write` waits for room in the FIFO, in all
+MAX_CONTROL_LINE = 64
+ENDED_BY = {"cancelled": "cancel", "timed_out": "timeout"}
+SIGNAL_NAMES = ("SIGHUP SIGINT SIGQUIT SIGILL SIGTRAP SIGABRT SIGBUS SIGFPE "
+                "SIGKILL SIGUSR1 SIGSEGV SIGUSR2 SIGPIPE SIGALRM SIGTERM "
+                "SIGSTKFLT SIGCHLD SIGCONT SIGSTOP SIGTSTP SIGTTIN SIGTTOU "
+                "SIGURG SIGXCPU SIGXFSZ SIGVTALRM SIGPROF SIGWINCH SIGIO "
+                "SIGPWR SIGSYS").split()
 
 
 class Refusal(Exception):
@@ -149,6 +173,46 @@ def int_option(name, value, low, high):
         raise Refusal("invalid", "%s: must be an integer from %d to %d"
                       % (name, low, high))
     return number
+
+
+def check_key(value):
+    if not 1 <= len(value) <= MAX_KEY or not KEY_CHARS.issuperset(value):
+        raise Refusal("invalid", "--key: must be 1 to %d characters from "
+                      "A-Z, a-z, 0-9, '_', '.' and '-'" % MAX_KEY)
+
+
+def stdin_options(opts):
+    """(mode, rows, cols) of start's --stdin, --rows and --cols."""
+    mode = opts.get("--stdin", "null")
+    if mode not in STDIN_MODES:
+        raise Refusal("invalid", "--stdin: must be null, pipe or tty")
+    for name in ("--rows", "--cols"):
+        if name in opts and mode != "tty":
+            raise Refusal("invalid", "%s: only with --stdin tty" % name)
+    rows = int_option("--rows", opts.get("--rows", "24"), 1, 1000)
+    cols = int_option("--cols", opts.get("--cols", "80"), 1, 1000)
+    return mode, rows, cols
+
+
+def data_option(opts):
+    """The bytes of write's --data: strict standard base64 with padding."""
+    value = opts.get("--data", "")
+    raw = None
+    if len(value) <= MAX_DATA_CHARS and value.isascii():
+        import binascii
+        try:
+            raw = binascii.a2b_base64(value)
+        except binascii.Error:
+            raw = None
+        # Only the canonical encoding passes: it alone re-encodes to VALUE
+        # (no stray characters, padding in place, no line breaks).
+        if raw is not None and binascii.b2a_base64(
+                raw, newline=False).decode("ascii") != value:
+            raw = None
+    if raw is None or len(raw) > MAX_DATA:
+        raise Refusal("invalid", "--data: must be standard base64 with "
+                      "padding of at most %d bytes" % MAX_DATA)
+    return raw
 
 
 # ---- /proc ----
@@ -372,7 +436,7 @@ class Stream:
         self.masker = Masker(secrets) if secrets else None
         self.kept = 0
         self.truncated = False
-        self.open = True
+        self.open = fd is not None  # a terminal's stderr has no pipe
         self.scratch = None
         self.big = False
 
@@ -400,6 +464,10 @@ class Stream:
                 data = os.read(self.fd, CHUNK)
         except BlockingIOError:
             return 0
+        except OSError as e:
+            if e.errno != errno.EIO:
+                raise
+            data = b""  # a terminal's master once no slave is left open
         if not data:
             self.close()
             return 0
@@ -428,19 +496,150 @@ class Stream:
                 self.truncated = True
 
 
+class Relay:
+    """Moves bytes from the task's `stdin` FIFO to the command (the write end
+    of its stdin pipe, or a terminal's master) through a buffer of at most
+    MAX_DATA bytes, in order and never blocking, and applies the lines of
+    the `control` FIFO (eof, resize)."""
+
+    def __init__(self, fifo, control, target, tty):
+        self.fifo = fifo
+        self.control = control
+        self.target = target
+        self.tty = tty
+        self.buf = b""
+        self.lines = b""
+        self.eof = False  # asked for on `control`
+        self.done = False  # eof carried out: the FIFO is no longer read
+        self.broken = False  # the command's side is closed: bytes dropped
+        self.active = True
+
+    def wants(self):
+        """{fd: poll events} the relay waits for now: the target only while
+        bytes wait for it, the FIFO only while the buffer is empty."""
+        if not self.active:
+            return {}
+        want = {self.control: POLLIN}
+        if self.buf:
+            want[self.target] = POLLOUT
+        elif not self.done:
+            want[self.fifo] = POLLIN
+        return want
+
+    def stop(self):
+        """The command ended (or its terminal went away): relay no more."""
+        self.active = False
+        self.buf = b""
+
+    def pump(self):
+        """Writes the buffer as the target takes it, refills it from the FIFO
+        when empty, and carries out an asked-for eof once both are empty."""
+        while self.active:
+            if self.buf:
+                if not self.flush():
+                    return  # the target is full: wait for POLLOUT
+                continue
+            if self.done:
+                return
+            try:
+                self.buf = os.read(self.fifo, MAX_DATA)
+            except BlockingIOError:
+                self.buf = b""
+            if self.buf:
+                if self.broken:
+                    self.buf = b""
+                continue
+            if self.eof:
+                self.end_input()
+            return
+
+    def flush(self):
+        """Writes the buffer once; False when the target took nothing more."""
+        try:
+            n = os.write(self.target, self.buf)
+        except BlockingIOError:
+            return False
+        except OSError as e:
+            if e.errno not in (errno.EPIPE, errno.EIO):
+                raise
+            self.broken = True  # nobody reads: drop these bytes and the rest
+            self.buf = b""
+            return True
+        self.buf = self.buf[n:]
+        return not self.buf
+
+    def end_input(self):
+        """eof: closes the command's pipe, or writes the terminal's
+        end-of-file character once."""
+        self.done = True
+        if not self.tty:
+            os.close(self.target)
+            self.target = None
+            return
+        import termios
+        try:
+            veof = termios.tcgetattr(self.target)[6][termios.VEOF]
+        except termios.error:
+            veof = b"\x04"
+        if isinstance(veof, int):
+            veof = bytes((veof,))
+        if not self.broken:
+            self.buf = veof
+
+    def read_control(self):
+        """Reads what `control` holds and applies its whole lines."""
+        try:
+            data = os.read(self.control, 4096)
+        except BlockingIOError:
+            return
+        lines = (self.lines + data).split(b"\n")
+        self.lines = lines.pop()
+        if len(self.lines) > MAX_CONTROL_LINE:
+            self.lines = b""  # no valid line is this long: drop it
+        for line in lines:
+            words = line.split()
+            if words == [b"eof"]:
+                self.eof = True
+            elif len(words) == 3 and words[0] == b"resize" and self.tty:
+                try:
+                    rows, cols = int(words[1]), int(words[2])
+                except ValueError:
+                    continue
+                if 1 <= rows <= 1000 and 1 <= cols <= 1000:
+                    set_size(self.target, rows, cols)
+
+
+def set_size(fd, rows, cols):
+    """Sets the window size of the terminal FD (TIOCSWINSZ)."""
+    import fcntl
+    import struct
+    import termios
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+def signal_name(number):
+    """The name docs/supervisor.md gives signal NUMBER."""
+    if 1 <= number <= len(SIGNAL_NAMES):
+        return SIGNAL_NAMES[number - 1]
+    return "SIG%d" % number
+
+
 class Supervisor:
-    def __init__(self, dfd, record, command, cwd, ready_fd, umask):
+    def __init__(self, dfd, record, command, cwd, ready_fd, umask, size):
         self.dfd = dfd
         self.record = record
         self.command = command
         self.cwd = cwd
         self.ready_fd = ready_fd
         self.umask = umask
+        self.size = size  # (rows, cols) of a terminal (--stdin tty)
         self.pid = None
         self.reason = None
+        self.signal = None
         self.cancel = False
         self.kill_at = None
         self.streams = []
+        self.relay = None
 
     def on_term(self, signum, frame):
         self.cancel = True
@@ -454,21 +653,65 @@ class Supervisor:
             os.close(self.ready_fd)
             self.ready_fd = None
 
-    def spawn(self, out_w, err_w):
-        """Forks /bin/sh -c COMMAND as leader of its own group; returns None,
-        or the reason it could not be started."""
+    def open_io(self, logs, secrets):
+        """Makes the streams, and with --stdin pipe or tty the FIFOs and the
+        relay; returns (the command's fds 0, 1, 2 (None: keep /dev/null),
+        the fds to close once it is forked)."""
+        mode = self.record["stdin"]
+        fifos = []
+        if mode != "null":
+            for name in ("stdin", "control"):
+                os.mkfifo(name, 0o600, dir_fd=self.dfd)
+                fifos.append(os.open(name, os.O_RDWR | os.O_NONBLOCK
+                                     | os.O_CLOEXEC, dir_fd=self.dfd))
+        if mode == "tty":
+            master, slave = os.openpty()
+            set_size(master, *self.size)
+            os.set_blocking(master, False)
+            self.streams = [Stream(master, logs[0], secrets),
+                            Stream(None, logs[1], secrets)]
+            self.relay = Relay(fifos[0], fifos[1], master, True)
+            return [slave, slave, slave], [slave]
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        for fd in (out_r, err_r):
+            os.set_blocking(fd, False)
+        self.streams = [Stream(out_r, logs[0], secrets),
+                        Stream(err_r, logs[1], secrets)]
+        child = [None, out_w, err_w]
+        if mode == "pipe":
+            in_r, in_w = os.pipe()
+            os.set_blocking(in_w, False)
+            self.relay = Relay(fifos[0], fifos[1], in_w, False)
+            child[0] = in_r
+        return child, [fd for fd in child if fd is not None]
+
+    def spawn(self, fds):
+        """Forks /bin/sh -c COMMAND with FDS as its stdin, stdout and stderr,
+        as leader of its own group (of its own session with a terminal, which
+        becomes its controlling terminal); returns None, or the reason it
+        could not be started."""
+        tty = self.record["stdin"] == "tty"
+        if tty:
+            import fcntl
+            import termios
         rd, wr = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
                 os.close(rd)
-                os.setpgid(0, 0)
+                if tty:
+                    os.setsid()
+                    fcntl.ioctl(fds[0], termios.TIOCSCTTY, 0)
+                else:
+                    os.setpgid(0, 0)
                 for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGHUP,
                             signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
                     signal.signal(sig, signal.SIG_DFL)
                 os.umask(self.umask)
-                os.dup2(out_w, 1)
-                os.dup2(err_w, 2)
+                for target, fd in enumerate(fds):
+                    if fd is not None:
+                        os.dup2(fd, target)
                 if self.cwd is not None:
                     try:
                         os.chdir(self.cwd)
@@ -487,10 +730,11 @@ class Supervisor:
                     os._exit(127)
         os.close(wr)
         self.pid = pid
-        try:
-            os.setpgid(pid, pid)
-        except OSError:
-            pass
+        if not tty:  # a group leader could not call setsid()
+            try:
+                os.setpgid(pid, pid)
+            except OSError:
+                pass
         stat = proc_stat(pid)
         self.record["pgid"] = pid
         self.record["pgid_start"] = stat[1] if stat else None
@@ -536,6 +780,8 @@ class Supervisor:
         rec["finished_at"] = int(time.time())
         rec["exit_code"] = exit_code
         rec["error"] = error
+        rec["signal"] = self.signal
+        rec["ended_by"] = ENDED_BY.get(self.reason, "exit")
         write_status(self.dfd, rec)
         self.signal_ready()
 
@@ -546,15 +792,10 @@ class Supervisor:
         signal.set_wakeup_fd(wake_w)
         signal.signal(signal.SIGTERM, self.on_term)
         signal.signal(signal.SIGCHLD, lambda signum, frame: None)
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        for fd in (out_r, err_r):
-            os.set_blocking(fd, False)
-        self.streams = [Stream(out_r, logs[0], secrets),
-                        Stream(err_r, logs[1], secrets)]
-        error = self.spawn(out_w, err_w)
-        os.close(out_w)
-        os.close(err_w)
+        child, parent_closes = self.open_io(logs, secrets)
+        error = self.spawn(child)
+        for fd in parent_closes:
+            os.close(fd)
         self.record["started_at"] = int(time.time())
         if error is not None:
             self.finish(None, error)
@@ -567,10 +808,9 @@ class Supervisor:
 
         import select
         poller = select.poll()
-        fds = {out_r: self.streams[0], err_r: self.streams[1]}
-        for fd in fds:
-            poller.register(fd, select.POLLIN)
-        poller.register(wake_r, select.POLLIN)
+        watched = {}
+        streams = dict((s.fd, s) for s in self.streams if s.open)
+        relay = self.relay
         exit_code = None
         drain_until = None
         child_changed = True
@@ -584,6 +824,8 @@ class Supervisor:
                 exit_code = self.reap()
                 if exit_code is not None:
                     drain_until = now + DRAIN_GRACE
+                    if relay is not None:
+                        relay.stop()  # the command ended: relay no more
             if exit_code is None:
                 if self.cancel and not self.reason:
                     self.reason = "cancelled"
@@ -600,12 +842,14 @@ class Supervisor:
                 if self.kill_at is not None:
                     due.append(self.kill_at)
             else:
-                if not any(s.open for s in self.streams) or now >= drain_until:
+                if not streams or now >= drain_until:
                     break
                 due = [drain_until]
             due.append(beat_at)  # a quiet task still gets its beat on time
             wait = max(0, int((min(due) - now) * 1000) + 1)
-            for fd, _ in poller.poll(wait):
+            watch(poller, watched, self.wanted(wake_r, streams))
+            pump = False
+            for fd, events in poller.poll(wait):
                 if fd == wake_r:
                     try:
                         while os.read(wake_r, 64):
@@ -614,15 +858,39 @@ class Supervisor:
                         pass
                     child_changed = True  # drained before reap(): no loss
                     continue
-                stream = fds[fd]
-                got = stream.read()
-                if not stream.open:
-                    poller.unregister(fd)
-                elif got < BATCH_BYTES and stream.big and exit_code is None:
-                    # Output being discarded: let it gather in the 1 MiB pipe
-                    # rather than wake per write (it cannot fill meanwhile).
-                    time.sleep(BATCH_PAUSE)
+                stream = streams.get(fd)
+                if stream is not None and events & ~POLLOUT:
+                    got = stream.read()
+                    if not stream.open:
+                        del streams[fd]
+                        if relay is not None and relay.target == fd:
+                            relay.stop()  # the terminal is gone
+                    elif got < BATCH_BYTES and stream.big and \
+                            exit_code is None:
+                        # Output being discarded: let it gather in the 1 MiB
+                        # pipe rather than wake per write (it cannot fill
+                        # meanwhile).
+                        time.sleep(BATCH_PAUSE)
+                if relay is not None and relay.active:
+                    if fd == relay.control:
+                        relay.read_control()
+                        pump = True
+                    elif fd == relay.fifo or (fd == relay.target and events
+                                              & (POLLOUT | POLLERR | POLLHUP)):
+                        pump = True
+            if pump:
+                relay.pump()
         self.finish(exit_code)
+
+    def wanted(self, wake_r, streams):
+        """{fd: poll events} of this turn: the wake-up pipe, the open
+        streams, and what the relay waits for."""
+        want = dict.fromkeys(streams, POLLIN)
+        want[wake_r] = POLLIN
+        if self.relay is not None:
+            for fd, events in self.relay.wants().items():
+                want[fd] = want.get(fd, 0) | events
+        return want
 
     def terminate(self, now):
         self.signal_group(signal.SIGTERM)
@@ -639,12 +907,27 @@ class Supervisor:
         self.signal_group(signal.SIGKILL)
         _, status = os.waitpid(self.pid, 0)
         if os.WIFSIGNALED(status):
+            self.signal = signal_name(os.WTERMSIG(status))
             return 128 + os.WTERMSIG(status)
         return os.WEXITSTATUS(status)
 
 
-def daemon(tdir, record, command, cwd, timeout, ready_fd, umask):
-    """The supervisor process, after the second fork: never returns."""
+def watch(poller, watched, want):
+    """Makes POLLER wait for exactly WANT ({fd: events}); WATCHED is what
+    it waits for now."""
+    for fd in [fd for fd in watched if fd not in want]:
+        poller.unregister(fd)
+        del watched[fd]
+    for fd, events in want.items():
+        if watched.get(fd) != events:
+            poller.register(fd, events)
+            watched[fd] = events
+
+
+def daemon(tdir, record, how, ready_fd, umask):
+    """The supervisor process, after the second fork: never returns. HOW is
+    (the command, --cwd, the timeout, the terminal's size)."""
+    command, cwd, timeout, size = how
     code = 0
     sup = None
     try:
@@ -669,7 +952,7 @@ def daemon(tdir, record, command, cwd, timeout, ready_fd, umask):
         stat = proc_stat(pid)
         record["supervisor_pid"] = pid
         record["supervisor_start"] = stat[1] if stat else None
-        sup = Supervisor(dfd, record, command, cwd, ready_fd, umask)
+        sup = Supervisor(dfd, record, command, cwd, ready_fd, umask, size)
         sup.run(timeout, logs, secret_values())
     except BaseException as e:
         code = 1
@@ -679,6 +962,9 @@ def daemon(tdir, record, command, cwd, timeout, ready_fd, umask):
             record["state"] = "failed"
             record["finished_at"] = int(time.time())
             record["error"] = " ".join(("supervisor error: %s" % (e,)).split())
+            if sup is not None:
+                record["signal"] = sup.signal
+                record["ended_by"] = ENDED_BY.get(sup.reason, "exit")
             write_status(os.open(tdir, os.O_RDONLY | os.O_DIRECTORY), record)
         except BaseException:
             pass
@@ -690,27 +976,17 @@ def daemon(tdir, record, command, cwd, timeout, ready_fd, umask):
 
 def verb_start(opts):
     root, tid = opts["--root"], opts["--id"]
-    timeout = int_option("--timeout", opts["--timeout"], 1, 3600)
-    command = opts["--command"]
-    if not command or len(command) > MAX_COMMAND:
-        raise Refusal("invalid", "--command: must be 1 to %d characters"
-                      % MAX_COMMAND)
-    cwd = opts.get("--cwd")
-    if cwd is not None:
-        check_path("--cwd", cwd)
-    raw = os.fsencode(command)
-    secrets = secret_values()
-    shown = Masker(secrets).feed(raw, True) if secrets else raw
-    record = dict.fromkeys(STATUS_KEYS)
-    record.update(format=FORMAT, task_id=tid, state="running",
-                  command=text(shown), timeout=timeout,
-                  cwd=None if cwd is None else text(os.fsencode(cwd)),
-                  stdout_bytes=0, stderr_bytes=0, stdout_truncated=False,
-                  stderr_truncated=False, cancel_requested=False)
+    record, how = start_record(opts)
+    key = record["idempotency_key"]
     umask = os.umask(0o077)
     lock = open_root(root, True)
     tdir = os.path.join(root, tid)
     try:
+        existing = keyed_record(root, key) if key is not None else None
+        if existing is not None:
+            existing["existing"] = True
+            say(existing)
+            return
         if len(task_names(root)) >= MAX_TASKS:
             raise Refusal("limit", "task limit reached: %s holds %d task "
                           "directories, the most allowed; remove finished "
@@ -720,33 +996,119 @@ def verb_start(opts):
             os.mkdir(tdir, 0o700)
         except FileExistsError:
             raise Refusal("exists", "--id: task %s already exists" % tid)
-        rd, wr = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.close(lock)
-                os.close(rd)
-                os.setsid()
-                if os.fork() == 0:
-                    daemon(tdir, record, command, cwd, timeout, wr, umask)
-            finally:
-                os._exit(0)
-        os.close(wr)
-        os.waitpid(pid, 0)
-        ok = os.read(rd, 1) == b"1"
-        os.close(rd)
+        ok = launch(tdir, record, how, umask, lock)
+        try:
+            with open(os.path.join(tdir, "status.json"), "rb") as f:
+                raw = f.read()
+        except FileNotFoundError:
+            raw = None
+        if key is not None and raw is not None:
+            link_key(root, key, tid)
     finally:
         os.close(lock)
-    try:
-        with open(os.path.join(tdir, "status.json"), "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raw = None
     if raw is None or not ok and b'"running"' in raw:
         raise Refusal("internal", "the supervisor of task %s ended before it "
                       "confirmed the start; its state is unknown" % tid)
     sys.stdout.buffer.write(raw)
     sys.stdout.flush()
+
+
+def start_record(opts):
+    """Checks start's options; returns (the first record, (the command,
+    --cwd, the timeout, the terminal's (rows, cols)))."""
+    timeout = int_option("--timeout", opts["--timeout"], 1, 3600)
+    command = opts["--command"]
+    if not command or len(command) > MAX_COMMAND:
+        raise Refusal("invalid", "--command: must be 1 to %d characters"
+                      % MAX_COMMAND)
+    cwd = opts.get("--cwd")
+    if cwd is not None:
+        check_path("--cwd", cwd)
+    mode, rows, cols = stdin_options(opts)
+    key = opts.get("--key")
+    if key is not None:
+        check_key(key)
+    raw = os.fsencode(command)
+    secrets = secret_values()
+    shown = Masker(secrets).feed(raw, True) if secrets else raw
+    record = dict.fromkeys(STATUS_KEYS)
+    record.update(format=FORMAT, task_id=opts["--id"], state="running",
+                  command=text(shown), timeout=timeout,
+                  cwd=None if cwd is None else text(os.fsencode(cwd)),
+                  stdout_bytes=0, stderr_bytes=0, stdout_truncated=False,
+                  stderr_truncated=False, cancel_requested=False,
+                  stdin=mode, idempotency_key=key)
+    return record, (command, cwd, timeout, (rows, cols))
+
+
+def launch(tdir, record, how, umask, lock):
+    """Daemonizes the supervisor of TDIR (fork, setsid, fork) and waits
+    until it confirms its first record; True when it did."""
+    rd, wr = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(lock)
+            os.close(rd)
+            os.setsid()
+            if os.fork() == 0:
+                daemon(tdir, record, how, wr, umask)
+        finally:
+            os._exit(0)
+    os.close(wr)
+    os.waitpid(pid, 0)
+    ok = os.read(rd, 1) == b"1"
+    os.close(rd)
+    return ok
+
+
+def key_path(root, key):
+    return os.path.join(root, "keys", key + ".task")
+
+
+def keyed_record(root, key):
+    """The record of the task KEY started, or None when the key is free
+    (no link, a malformed one, or a task without a record)."""
+    try:
+        target = os.readlink(key_path(root, key))
+    except OSError:
+        return None
+    if len(target) != 32 or not HEX.issuperset(target):
+        return None
+    try:
+        return read_status(os.path.join(root, target))
+    except OSError:
+        return None
+
+
+def link_key(root, key, tid):
+    """Points ROOT/keys/KEY.task at TID: a symlink made under a temporary
+    name and renamed over the link."""
+    keys = os.path.join(root, "keys")
+    try:
+        os.mkdir(keys, 0o700)
+    except FileExistsError:
+        pass
+    tmp = os.path.join(keys, ".%s.task.%d.tmp" % (key, os.getpid()))
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+    os.symlink(tid, tmp)
+    os.rename(tmp, key_path(root, key))
+
+
+def unlink_key(root, record, tid):
+    """Frees the record's key when its link still points at TID."""
+    key = record.get("idempotency_key") if record else None
+    if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY or \
+            not KEY_CHARS.issuperset(key):
+        return
+    try:
+        if os.readlink(key_path(root, key)) == tid:
+            os.unlink(key_path(root, key))
+    except OSError:
+        pass
 
 
 def find_task(opts):
@@ -823,6 +1185,7 @@ def verb_remove(opts):
                               "it first" % tid)
         doomed = os.path.join(root, ".removing-%s-%d" % (tid, os.getpid()))
         os.rename(tdir, doomed)
+        unlink_key(root, record, tid)
         remove_tree(doomed)
     finally:
         os.close(lock)
@@ -830,6 +1193,118 @@ def verb_remove(opts):
         record = {"task_id": tid}
     record["removed"] = True
     say(record)
+
+
+def input_record(opts, verb):
+    """The record of a task that takes input now (write, resize), else
+    raises not_found or closed."""
+    tid = opts["--id"]
+    record = read_status(find_task(opts))
+    if record is None:
+        raise Refusal("not_found", "task %s has no status record" % tid)
+    state = record.get("state")
+    if state in TERMINAL:
+        raise Refusal("closed", "task %s has ended (%s): its %s is closed"
+                      % (tid, state, "stdin" if verb == "write"
+                         else "terminal"))
+    mode = record.get("stdin") or "null"
+    if verb == "write" and mode == "null":
+        raise Refusal("closed", "task %s was started without stdin: start "
+                      "it with stdin pipe or tty" % tid)
+    if verb == "resize" and mode != "tty":
+        raise Refusal("closed", "task %s has no terminal: start it with "
+                      "stdin tty" % tid)
+    return record
+
+
+def open_fifo(tdir, name, tid):
+    """Opens the task's FIFO NAME write-only, non-blocking; no reader
+    (ENXIO) means the supervisor is gone: closed."""
+    try:
+        return os.open(os.path.join(tdir, name), os.O_WRONLY | os.O_NONBLOCK
+                       | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno not in (errno.ENXIO, errno.ENOENT):
+            raise
+    record = read_status(tdir) or {}
+    if record.get("state") in TERMINAL:
+        raise Refusal("closed", "task %s has ended (%s): its stdin is closed"
+                      % (tid, record["state"]))
+    raise Refusal("closed", "the supervisor of task %s is gone" % tid)
+
+
+def write_fifo(fd, data, deadline):
+    """Writes DATA in order, waiting for room until DEADLINE (monotonic);
+    returns how many bytes the FIFO took."""
+    import select
+    view = memoryview(data)
+    done = 0
+    while done < len(data):
+        try:
+            done += os.write(fd, view[done:])
+            continue
+        except BlockingIOError:
+            pass
+        except BrokenPipeError:
+            break  # the supervisor went away meanwhile
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        poller = select.poll()
+        poller.register(fd, POLLOUT)
+        poller.poll(int(left * 1000) + 1)
+    return done
+
+
+def verb_write(opts):
+    tid = opts["--id"]
+    data = data_option(opts)
+    eof = {"0": False, "1": True}.get(opts.get("--eof", "0"))
+    if eof is None:
+        raise Refusal("invalid", "--eof: must be 0 or 1")
+    input_record(opts, "write")
+    tdir = find_task(opts)
+    import fcntl
+    lock = os.open(os.path.join(tdir, "stdin.lock"), os.O_RDWR | os.O_CREAT
+                   | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.lexists(os.path.join(tdir, "stdin.eof")):
+            raise Refusal("closed", "the stdin of task %s was closed (eof)"
+                          % tid)
+        fd = open_fifo(tdir, "stdin", tid)
+        try:
+            written = write_fifo(fd, data, time.monotonic() + WRITE_WAIT)
+        finally:
+            os.close(fd)
+        eof = eof and written == len(data)
+        if eof:
+            os.close(os.open(os.path.join(tdir, "stdin.eof"), os.O_WRONLY
+                             | os.O_CREAT | os.O_CLOEXEC, 0o600))
+            send_control(tdir, tid, b"eof\n")
+    finally:
+        os.close(lock)
+    say({"task_id": tid, "written": written, "eof": eof})
+
+
+def send_control(tdir, tid, line):
+    """Writes one LINE to the task's `control` FIFO with one write(2)."""
+    fd = open_fifo(tdir, "control", tid)
+    try:
+        if write_fifo(fd, line, time.monotonic() + WRITE_WAIT) < len(line):
+            raise Refusal("internal", "the control FIFO of task %s is full"
+                          % tid)
+    finally:
+        os.close(fd)
+
+
+def verb_resize(opts):
+    tid = opts["--id"]
+    rows = int_option("--rows", opts["--rows"], 1, 1000)
+    cols = int_option("--cols", opts["--cols"], 1, 1000)
+    input_record(opts, "resize")
+    send_control(find_task(opts), tid, b"resize %d %d\n" % (rows, cols))
+    say({"task_id": tid, "rows": rows, "cols": cols})
 
 
 def verb_list(opts):
@@ -856,7 +1331,8 @@ def main(argv):
             say({"usage": USAGE})
             return 0
         verb, opts = parse_args(argv)
-        {"start": verb_start, "cancel": verb_cancel, "remove": verb_remove,
+        {"start": verb_start, "cancel": verb_cancel, "write": verb_write,
+         "resize": verb_resize, "remove": verb_remove,
          "list": verb_list}[verb](opts)
         return 0
     except Refusal as e:

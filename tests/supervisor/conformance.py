@@ -7,7 +7,9 @@ prefix (split like a shell would), by default
   <this python3> -I <srcdir>/core/supervisor/taskbox_supervisor.py
 Each test works in its own temporary home directory.
 """
+import base64
 import ctypes
+import itertools
 import json
 import os
 import shlex
@@ -32,7 +34,8 @@ STATUS_KEYS = ["format", "task_id", "state", "command", "cwd", "timeout",
                "started_at", "finished_at", "exit_code", "supervisor_pid",
                "supervisor_start", "pgid", "pgid_start", "stdout_bytes",
                "stderr_bytes", "stdout_truncated", "stderr_truncated",
-               "cancel_requested", "error"]
+               "cancel_requested", "error", "stdin", "idempotency_key",
+               "signal", "ended_by"]
 TERMINAL = ("succeeded", "failed", "cancelled", "timed_out")
 # Generous bounds for waiting on real processes (never speed assertions).
 PATIENCE = 60.0
@@ -123,29 +126,56 @@ class SupervisorCase(unittest.TestCase):
 
     # ---- driving the supervisor ----
 
-    def call(self, *args, env=None, prefix=None):
-        """Runs one verb; returns (exit status, the one JSON object)."""
+    def run_cli(self, args, env=None, prefix=None):
+        """Runs one verb; returns (exit status, stdout, stderr). Safe in a
+        thread: it asserts nothing."""
         proc = subprocess.run((prefix or PREFIX) + list(args), cwd=self.home,
                               env=env or self.env, stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               timeout=PATIENCE)
-        lines = proc.stdout.decode("utf-8").splitlines()
+        return proc.returncode, proc.stdout, proc.stderr
+
+    def call(self, *args, env=None, prefix=None):
+        """Runs one verb; returns (exit status, the one JSON object)."""
+        code, out, _ = self.run_cli(args, env=env, prefix=prefix)
+        lines = out.decode("utf-8").splitlines()
         self.assertEqual(len(lines), 1, "one JSON line expected, got %r"
-                         % proc.stdout)
+                         % out)
         obj = json.loads(lines[0])
         self.assertIsInstance(obj, dict)
-        return proc.returncode, obj
+        return code, obj
 
-    def start(self, command, timeout=60, tid=None, cwd=None, env=None):
+    def start(self, command, timeout=60, tid=None, cwd=None, env=None,
+              extra=(), prefix=None):
+        """Starts COMMAND (EXTRA: more options, e.g. --stdin pipe)."""
         tid = tid or new_id()
         args = ["start", "--root", ROOT, "--id", tid, "--timeout",
                 str(timeout)]
         if cwd is not None:
             args += ["--cwd", cwd]
-        code, record = self.call(*(args + ["--command", command]), env=env)
+        code, record = self.call(*(args + list(extra) +
+                                   ["--command", command]),
+                                 env=env, prefix=prefix)
         self.assertEqual(code, 0, record)
         self.assertEqual(record["task_id"], tid)
         return record
+
+    def write(self, tid, data=None, eof=False, prefix=None):
+        """Runs the write verb; returns (exit status, its JSON object)."""
+        args = ["write", "--root", ROOT, "--id", tid]
+        if data is not None:
+            args += ["--data", base64.b64encode(data).decode("ascii")]
+        if eof:
+            args += ["--eof", "1"]
+        return self.call(*args, prefix=prefix)
+
+    def wrote(self, tid, data=None, eof=False, prefix=None):
+        """Writes DATA (all of it) to TID's stdin; returns the JSON object."""
+        code, obj = self.write(tid, data, eof, prefix)
+        self.assertEqual(code, 0, obj)
+        self.assertEqual(obj, {"task_id": tid, "written": len(data or b""),
+                               "eof": eof})
+        return obj
 
     def refused(self, code_name, *args):
         code, obj = self.call(*args)
@@ -206,6 +236,29 @@ class SupervisorCase(unittest.TestCase):
     def run_task(self, command, **kwargs):
         record = self.start(command, **kwargs)
         return self.wait_terminal(record["task_id"])
+
+    def wait_output(self, tid, needle, stream="stdout"):
+        """Waits until the log STREAM of TID holds NEEDLE; returns the log."""
+        end = time.monotonic() + PATIENCE
+        while True:
+            data = self.log(tid, stream)
+            if needle in data:
+                return data
+            ended = self.status(tid)["state"] in TERMINAL
+            if ended or time.monotonic() > end:
+                data = self.log(tid, stream)
+                if needle in data:
+                    return data
+                self.fail("%r never appeared in %s: %r" % (needle, stream,
+                                                           data))
+            time.sleep(0.02)
+
+    def wait_gone(self, record):
+        """Waits until the supervisor of RECORD is no longer alive."""
+        end = time.monotonic() + PATIENCE
+        while alive(record["supervisor_pid"], record["supervisor_start"]):
+            self.assertLess(time.monotonic(), end)
+            time.sleep(0.02)
 
 
 class TestStart(SupervisorCase):
@@ -736,6 +789,510 @@ class TestLimitsAndRemove(SupervisorCase):
                          ids[::-1])
 
 
+class TestRecordKeys(SupervisorCase):
+    """stdin, idempotency_key, signal and ended_by."""
+
+    def test_defaults_while_running(self):
+        record = self.start("sleep 30")
+        self.assertEqual(list(record.keys()), STATUS_KEYS)
+        self.assertEqual(record["stdin"], "null")
+        self.assertIsNone(record["idempotency_key"])
+        self.assertIsNone(record["signal"])
+        self.assertIsNone(record["ended_by"])
+        self.assertEqual(self.status(record["task_id"]), record)
+
+    def test_normal_exits_end_by_exit_without_signal(self):
+        for command, exit_code in (("exit 0", 0), ("exit 3", 3)):
+            record = self.run_task(command)
+            self.assertEqual(list(record.keys()), STATUS_KEYS)
+            self.assertEqual(record["exit_code"], exit_code)
+            self.assertEqual(record["ended_by"], "exit")
+            self.assertIsNone(record["signal"])
+            self.assertEqual(record["stdin"], "null")
+            self.assertIsNone(record["idempotency_key"])
+
+    def test_signal_names_the_signal_that_ended_the_shell(self):
+        record = self.run_task("kill -9 $$")
+        self.assertEqual(record["state"], "failed")
+        self.assertEqual(record["exit_code"], 128 + 9)
+        self.assertEqual(record["signal"], "SIGKILL")
+        self.assertEqual(record["ended_by"], "exit")
+        record = self.run_task("kill -USR1 $$")
+        self.assertEqual(record["exit_code"], 128 + 10)
+        self.assertEqual(record["signal"], "SIGUSR1")
+
+    def test_a_shell_exiting_128_plus_n_reports_no_signal(self):
+        # The inner shell is killed; the outer one exits with 137 itself.
+        record = self.run_task("sh -c 'kill -9 $$'; exit $?")
+        self.assertEqual(record["exit_code"], 128 + 9)
+        self.assertIsNone(record["signal"])
+        self.assertEqual(record["ended_by"], "exit")
+
+    def test_cancel_ends_by_cancel(self):
+        record = self.start("exec sleep 30")
+        code, final = self.call("cancel", "--root", ROOT, "--id",
+                                record["task_id"])
+        self.assertEqual(code, 0, final)
+        self.assertEqual(final["state"], "cancelled")
+        self.assertEqual(final["ended_by"], "cancel")
+        # /bin/sh became sleep (exec), which the group's SIGTERM ended.
+        self.assertEqual(final["exit_code"], 128 + 15)
+        self.assertEqual(final["signal"], "SIGTERM")
+
+    def test_timeout_ends_by_timeout(self):
+        record = self.run_task("exec sleep 30", timeout=1)
+        self.assertEqual(record["state"], "timed_out")
+        self.assertEqual(record["ended_by"], "timeout")
+        self.assertEqual(record["signal"], "SIGTERM")
+        record = self.run_task("trap '' TERM; sleep 30", timeout=1)
+        self.assertEqual(record["ended_by"], "timeout")
+        self.assertEqual(record["signal"], "SIGKILL")
+
+    def test_cancel_after_the_timeout_keeps_timeout(self):
+        # The shell outlives the timeout's TERM; the KILL follows 1.5 s
+        # later. A cancel in between (or after) changes nothing.
+        record = self.start("trap 'echo got-term' TERM; "
+                            "while :; do sleep 0.1; done", timeout=1)
+        tid = record["task_id"]
+        self.wait_output(tid, b"got-term")
+        self.call("cancel", "--root", ROOT, "--id", tid)
+        final = self.wait_terminal(tid)
+        self.assertEqual(final["state"], "timed_out")
+        self.assertEqual(final["ended_by"], "timeout")
+        self.assertEqual(final["signal"], "SIGKILL")
+
+    def test_spawn_failure_ends_by_exit(self):
+        record = self.start("echo never", cwd="no/such/dir")
+        if record["state"] == "running":
+            record = self.wait_terminal(record["task_id"])
+        self.assertEqual(record["state"], "failed")
+        self.assertEqual(record["ended_by"], "exit")
+        self.assertIsNone(record["signal"])
+        self.assertEqual(list(record.keys()), STATUS_KEYS)
+
+
+class TestWrite(SupervisorCase):
+    PIPE = ("--stdin", "pipe")
+
+    def test_read_loop_answered_line_by_line(self):
+        record = self.start('while read l; do echo "got $l"; done',
+                            extra=self.PIPE)
+        tid = record["task_id"]
+        self.assertEqual(record["stdin"], "pipe")
+        self.wrote(tid, b"a\n")
+        self.assertEqual(self.wait_output(tid, b"got a\n"), b"got a\n")
+        self.assertEqual(self.status(tid)["state"], "running")
+        self.wrote(tid, b"b\n")
+        self.wait_output(tid, b"got b\n")
+        self.wrote(tid, b"", eof=True)
+        final = self.wait_terminal(tid)
+        self.assertEqual(final["state"], "succeeded")
+        self.assertEqual(final["ended_by"], "exit")
+        self.assertEqual(final["stdin"], "pipe")
+        self.assertEqual(self.log(tid, "stdout"), b"got a\ngot b\n")
+
+    def test_files_of_a_task_with_stdin(self):
+        tid = self.start("cat", extra=self.PIPE)["task_id"]
+        import stat as st
+        for name in ("stdin", "control"):
+            mode = os.lstat(self.path(tid, name)).st_mode
+            self.assertTrue(st.S_ISFIFO(mode), name)
+            self.assertEqual(mode & 0o777, 0o600, name)
+        self.assertFalse(os.path.exists(self.path(tid, "stdin.eof")))
+        self.wrote(tid, b"x", eof=True)
+        self.assertEqual(os.stat(self.path(tid, "stdin.lock")).st_mode
+                         & 0o777, 0o600)
+        self.assertTrue(os.path.isfile(self.path(tid, "stdin.eof")))
+        self.assertEqual(self.wait_terminal(tid)["state"], "succeeded")
+        self.assertEqual(self.log(tid, "stdout"), b"x")
+
+    def test_eof_with_the_last_bytes(self):
+        tid = self.start("wc -l", extra=self.PIPE)["task_id"]
+        self.wrote(tid, b"one\ntwo\n")
+        self.wrote(tid, b"three\n", eof=True)
+        self.assertEqual(self.wait_terminal(tid)["state"], "succeeded")
+        self.assertEqual(self.log(tid, "stdout").strip(), b"3")
+
+    def test_binary_bytes_round_trip(self):
+        data = bytes(range(256)) * 16 + b"\0\r\n\x04\x03\xff"
+        tid = self.start("cat > bin.out", extra=self.PIPE)["task_id"]
+        self.wrote(tid, data[:1000])
+        self.wrote(tid, data[1000:], eof=True)
+        self.assertEqual(self.wait_terminal(tid)["state"], "succeeded")
+        with open(os.path.join(self.home, "bin.out"), "rb") as f:
+            self.assertEqual(f.read(), data)
+
+    def test_64_kib_to_a_reader_completes(self):
+        tid = self.start("wc -c", extra=self.PIPE)["task_id"]
+        self.wrote(tid, b"z" * 65536)
+        self.wrote(tid, b"z" * 65536, eof=True)
+        self.assertEqual(self.wait_terminal(tid)["state"], "succeeded")
+        self.assertEqual(self.log(tid, "stdout").strip(), b"131072")
+
+    def test_a_command_that_never_reads_holds_the_writer_back(self):
+        tid = self.start("sleep 30", extra=self.PIPE)["task_id"]
+        asked = written = 0
+        short = None
+        for _ in range(16):  # 1 MiB: far more than the FIFO, relay and pipe
+            code, obj = self.write(tid, b"w" * 65536)
+            self.assertEqual(code, 0, obj)
+            self.assertIs(obj["eof"], False)
+            asked += 65536
+            written += obj["written"]
+            if obj["written"] < 65536:
+                short = obj
+                break
+        self.assertIsNotNone(short, "the writer was never held back")
+        self.assertLess(written, asked)
+        self.assertGreaterEqual(written, 65536)
+        # eof only when every byte was written.
+        code, obj = self.write(tid, b"w" * 65536, eof=True)
+        self.assertEqual(code, 0, obj)
+        self.assertLess(obj["written"], 65536)
+        self.assertIs(obj["eof"], False)
+        self.assertFalse(os.path.exists(self.path(tid, "stdin.eof")))
+        self.wrote(tid, b"", eof=True)
+        self.assertEqual(self.status(tid)["state"], "running")
+
+    def test_bytes_to_a_command_that_closed_stdin_are_dropped(self):
+        # Nobody reads the pipe any more: the relay drops what comes.
+        tid = self.start("exec 0<&-; sleep 30", extra=self.PIPE)["task_id"]
+        end = time.monotonic() + PATIENCE
+        while os.path.exists("/proc/%d/fd/0" % self.status(tid)["pgid"]):
+            self.assertLess(time.monotonic(), end)
+            time.sleep(0.02)
+        for _ in range(8):
+            self.wrote(tid, b"d" * 65536)
+        self.wrote(tid, b"", eof=True)
+        self.assertEqual(self.status(tid)["state"], "running")
+
+    def test_write_after_eof_is_closed(self):
+        tid = self.start("cat; sleep 30", extra=self.PIPE)["task_id"]
+        self.wrote(tid, b"x\n", eof=True)
+        self.wait_output(tid, b"x\n")
+        obj = self.refused("closed", "write", "--root", ROOT, "--id", tid,
+                           "--data", "eQ==")
+        self.assertIn(tid, obj["error"])
+        self.assertIn("eof", obj["error"])
+        self.refused("closed", "write", "--root", ROOT, "--id", tid,
+                     "--eof", "1")
+
+    def test_write_refusals(self):
+        plain = self.start("sleep 30")["task_id"]
+        obj = self.refused("closed", "write", "--root", ROOT, "--id", plain,
+                           "--data", "eQ==")
+        self.assertIn("without stdin", obj["error"])
+        ended = self.run_task("true", extra=self.PIPE)["task_id"]
+        obj = self.refused("closed", "write", "--root", ROOT, "--id", ended,
+                           "--data", "eQ==")
+        self.assertIn("ended", obj["error"])
+        self.refused("not_found", "write", "--root", ROOT, "--id", new_id(),
+                     "--data", "eQ==")
+        self.refused("not_found", "resize", "--root", ROOT, "--id",
+                     new_id(), "--rows", "10", "--cols", "10")
+
+    def test_write_to_a_task_whose_supervisor_is_gone(self):
+        record = self.start("sleep 30", extra=self.PIPE)
+        os.kill(record["supervisor_pid"], signal.SIGKILL)
+        self.wait_gone(record)
+        reap_orphans()
+        obj = self.refused("closed", "write", "--root", ROOT, "--id",
+                           record["task_id"], "--data", "eQ==")
+        self.assertIn("gone", obj["error"])
+        self.call("cancel", "--root", ROOT, "--id", record["task_id"])
+
+    def test_bad_data_is_invalid(self):
+        tid = self.start("cat", extra=self.PIPE)["task_id"]
+        bad = ["eQ", "eQ=", "e===", "eQ==eQ==", "eQ==\n", " eQ==", "eQ=x",
+               "e!==", "eQ-_", "eQ==" + "=", "\u00e9QQ=",
+               base64.b64encode(b"x" * 65537).decode("ascii")]
+        for value in bad:
+            with self.subTest(data=value[:20]):
+                obj = self.refused("invalid", "write", "--root", ROOT,
+                                   "--id", tid, "--data", value)
+                self.assertIn("--data", obj["error"])
+        for value in ("2", "yes", ""):
+            obj = self.refused("invalid", "write", "--root", ROOT, "--id",
+                               tid, "--eof", value)
+            self.assertIn("--eof", obj["error"])
+        self.assertEqual(self.log(tid, "stdout"), b"")
+        self.wrote(tid, b"")  # empty data is fine
+        self.wrote(tid, b"x" * 65536)  # so is the most
+        self.wrote(tid, None, eof=True)
+        self.assertEqual(self.wait_terminal(tid)["stdout_bytes"], 65536)
+
+    def test_concurrent_writers_do_not_interleave(self):
+        tid = self.start("cat > out", extra=self.PIPE)["task_id"]
+        size = 48 * 1024
+        letters = b"abcdef"
+        results = []
+
+        def writer(letter):
+            data = base64.b64encode(bytes([letter]) * size).decode("ascii")
+            results.append(self.run_cli(["write", "--root", ROOT, "--id",
+                                         tid, "--data", data]))
+
+        threads = [threading.Thread(target=writer, args=(c,))
+                   for c in letters]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for code, out, _ in results:
+            self.assertEqual(code, 0, out)
+            self.assertEqual(json.loads(out)["written"], size)
+        self.wrote(tid, None, eof=True)
+        self.assertEqual(self.wait_terminal(tid)["state"], "succeeded")
+        with open(os.path.join(self.home, "out"), "rb") as f:
+            data = f.read()
+        runs = [(k, len(list(g))) for k, g in itertools.groupby(data)]
+        self.assertEqual(sorted(runs), [(c, size) for c in letters])
+
+
+class TestTerminal(SupervisorCase):
+    def tty(self, command, rows=None, cols=None, env=None):
+        extra = ["--stdin", "tty"]
+        if rows is not None:
+            extra += ["--rows", str(rows)]
+        if cols is not None:
+            extra += ["--cols", str(cols)]
+        record = self.start(command, extra=extra, env=env)
+        self.assertEqual(record["stdin"], "tty")
+        return record["task_id"]
+
+    def test_size_name_echo_and_line(self):
+        tid = self.tty('stty size; tty; read x; echo "x=$x"', 30, 100)
+        out = self.wait_output(tid, b"/dev/pts/")
+        self.assertTrue(out.startswith(b"30 100\r\n"), out)
+        self.wrote(tid, b"hi\n")
+        final = self.wait_terminal(tid)
+        self.assertEqual(final["state"], "succeeded")
+        out = self.log(tid, "stdout")
+        self.assertIn(b"\r\nhi\r\nx=hi\r\n", out)  # the echo, then the line
+        self.assertEqual(self.log(tid, "stderr"), b"")
+        self.assertEqual(final["stderr_bytes"], 0)
+
+    def test_default_size_and_resize(self):
+        tid = self.tty('stty size; while [ "$(stty size)" != "40 120" ]; '
+                       'do sleep 0.05; done; echo resized; stty size')
+        self.wait_output(tid, b"24 80\r\n")
+        code, obj = self.call("resize", "--root", ROOT, "--id", tid,
+                              "--rows", "40", "--cols", "120")
+        self.assertEqual(code, 0, obj)
+        self.assertEqual(obj, {"task_id": tid, "rows": 40, "cols": 120})
+        self.assertEqual(self.wait_terminal(tid)["state"], "succeeded")
+        self.assertEqual(self.log(tid, "stdout"),
+                         b"24 80\r\nresized\r\n40 120\r\n")
+
+    def test_resize_sends_sigwinch(self):
+        tid = self.tty("trap 'stty size; exit 0' WINCH; echo ready; "
+                       "while :; do sleep 0.05; done")
+        self.wait_output(tid, b"ready")
+        code, obj = self.call("resize", "--root", ROOT, "--id", tid,
+                              "--rows", "12", "--cols", "34")
+        self.assertEqual(code, 0, obj)
+        self.assertEqual(self.wait_terminal(tid)["state"], "succeeded")
+        self.assertIn(b"12 34\r\n", self.log(tid, "stdout"))
+
+    def test_python_repl_through_the_terminal(self):
+        tid = self.tty("PYTHON_BASIC_REPL=1 exec python3 -q -i")
+        self.wait_output(tid, b">>> ")
+        self.wrote(tid, b"print(6*7)\n")
+        self.wait_output(tid, b"42\r\n")
+        self.wrote(tid, b"exit()\n")
+        self.assertEqual(self.wait_terminal(tid)["state"], "succeeded")
+
+    def test_eof_on_a_terminal(self):
+        tid = self.tty("cat; echo cat-done")
+        self.wrote(tid, b"abc\n", eof=True)
+        final = self.wait_terminal(tid)
+        self.assertEqual(final["state"], "succeeded")
+        out = self.log(tid, "stdout")
+        self.assertEqual(out.count(b"abc\r\n"), 2, out)  # echo, then cat
+        self.assertTrue(out.endswith(b"cat-done\r\n"), out)
+
+    def test_stderr_goes_to_the_terminal(self):
+        final = self.run_task("echo err >&2; echo out",
+                              extra=["--stdin", "tty"])
+        tid = final["task_id"]
+        self.assertEqual(final["state"], "succeeded")
+        self.assertEqual(self.log(tid, "stdout"), b"err\r\nout\r\n")
+        self.assertEqual(self.log(tid, "stderr"), b"")
+        self.assertEqual(final["stdout_bytes"], len(b"err\r\nout\r\n"))
+        self.assertEqual(final["stderr_bytes"], 0)
+
+    def test_the_terminal_is_the_controlling_one_of_the_group(self):
+        record = self.start("read x", extra=["--stdin", "tty"])
+        stat = proc_stat(record["pgid"])
+        self.assertEqual(stat[1], record["pgid"], "leads its group")
+        self.assertEqual(stat[2], record["pgid"], "leads its session")
+        self.assertTrue(os.readlink("/proc/%d/fd/0" % record["pgid"])
+                        .startswith("/dev/pts/"))
+        self.wrote(record["task_id"], b"\n")
+        self.assertEqual(self.wait_terminal(record["task_id"])["state"],
+                         "succeeded")
+
+    def test_what_the_terminal_echoes_is_masked(self):
+        secret = b"tty-secret-0123"
+        env = dict(self.env, SOME_TOKEN=secret.decode())
+        tid = self.tty('read x; echo "len=${#x}"', env=env)
+        self.wrote(tid, secret + b"\n")
+        self.assertEqual(self.wait_terminal(tid)["state"], "succeeded")
+        out = self.log(tid, "stdout")
+        self.assertNotIn(secret, out)
+        self.assertEqual(out, b"****\r\nlen=15\r\n")
+
+    def test_resize_refusals(self):
+        piped = self.start("sleep 30", extra=["--stdin", "pipe"])["task_id"]
+        obj = self.refused("closed", "resize", "--root", ROOT, "--id",
+                           piped, "--rows", "10", "--cols", "10")
+        self.assertIn(piped, obj["error"])
+        plain = self.start("sleep 30")["task_id"]
+        self.refused("closed", "resize", "--root", ROOT, "--id", plain,
+                     "--rows", "10", "--cols", "10")
+        ended = self.run_task("true", extra=["--stdin", "tty"])["task_id"]
+        self.refused("closed", "resize", "--root", ROOT, "--id", ended,
+                     "--rows", "10", "--cols", "10")
+        self.refused("closed", "write", "--root", ROOT, "--id", ended,
+                     "--data", "eQ==")
+        for rows, cols in (("0", "10"), ("10", "1001"), ("x", "10")):
+            self.refused("invalid", "resize", "--root", ROOT, "--id", piped,
+                         "--rows", rows, "--cols", cols)
+        self.refused("invalid", "resize", "--root", ROOT, "--id", piped,
+                     "--rows", "10")
+
+
+class TestKeys(SupervisorCase):
+    def keyed(self, key, command="sleep 30", tid=None, prefix=None):
+        """Starts COMMAND with KEY; returns the printed record."""
+        tid = tid or new_id()
+        code, record = self.call("start", "--root", ROOT, "--id", tid,
+                                 "--timeout", "60", "--key", key,
+                                 "--command", command, prefix=prefix)
+        self.assertEqual(code, 0, record)
+        return record
+
+    def test_a_second_start_returns_the_first_task(self):
+        first = self.keyed("k1")
+        self.assertNotIn("existing", first)
+        self.assertEqual(first["idempotency_key"], "k1")
+        self.assertEqual(self.status(first["task_id"]), first)
+        other = new_id()
+        second = self.keyed("k1", command="echo different", tid=other)
+        self.assertIs(second.pop("existing"), True)
+        self.assertEqual(second["task_id"], first["task_id"])
+        self.assertEqual(second, self.status(first["task_id"]))
+        self.assertEqual(self.task_dirs(), [first["task_id"]])
+        self.assertFalse(os.path.exists(self.path(other)))
+        # --id is not used: it may even name an existing task.
+        third = self.keyed("k1", tid=first["task_id"])
+        self.assertIs(third["existing"], True)
+        # Other keys are other tasks.
+        self.assertNotEqual(self.keyed("k2")["task_id"], first["task_id"])
+        self.assertEqual(len(self.task_dirs()), 2)
+
+    def test_a_finished_task_is_returned_too(self):
+        first = self.keyed("done.key_1-x", command="exit 4")
+        final = self.wait_terminal(first["task_id"])
+        again = self.keyed("done.key_1-x")
+        self.assertIs(again.pop("existing"), True)
+        self.assertEqual(again, final)
+
+    def test_the_key_is_checked_before_the_limit(self):
+        first = self.keyed("full")
+        with open(self.path(first["task_id"], "status.json")) as f:
+            template = json.load(f)
+        template.update(state="succeeded", idempotency_key=None)
+        for _ in range(127):
+            tid = new_id()
+            os.mkdir(self.path(tid), 0o700)
+            template["task_id"] = tid
+            with open(self.path(tid, "status.json"), "w") as f:
+                f.write(json.dumps(template) + "\n")
+        self.assertEqual(len(self.task_dirs()), 128)
+        again = self.keyed("full")
+        self.assertIs(again["existing"], True)
+        self.assertEqual(again["task_id"], first["task_id"])
+        self.refused("limit", "start", "--root", ROOT, "--id", new_id(),
+                     "--timeout", "5", "--key", "other", "--command", "true")
+        self.assertEqual(len(self.task_dirs()), 128)
+
+    def test_concurrent_starts_with_one_key_start_one_task(self):
+        results = []
+
+        def starter():
+            results.append(self.run_cli(
+                ["start", "--root", ROOT, "--id", new_id(), "--timeout",
+                 "60", "--key", "together", "--command", "sleep 30"]))
+
+        threads = [threading.Thread(target=starter) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        records = []
+        for code, out, _ in results:
+            self.assertEqual(code, 0, out)
+            records.append(json.loads(out))
+        self.assertEqual(len({r["task_id"] for r in records}), 1, records)
+        self.assertEqual(sum(1 for r in records if "existing" not in r), 1)
+        self.assertEqual(self.task_dirs(), [records[0]["task_id"]])
+
+    def test_remove_frees_the_key(self):
+        first = self.keyed("again", command="true")
+        self.wait_terminal(first["task_id"])
+        code, removed = self.call("remove", "--root", ROOT, "--id",
+                                  first["task_id"])
+        self.assertEqual(code, 0, removed)
+        second = self.keyed("again", command="true")
+        self.assertNotIn("existing", second)
+        self.assertNotEqual(second["task_id"], first["task_id"])
+        self.assertEqual(self.task_dirs(), [second["task_id"]])
+
+    def test_removing_another_task_keeps_the_key(self):
+        first = self.keyed("mine", command="true")
+        other = self.run_task("true")
+        code, removed = self.call("remove", "--root", ROOT, "--id",
+                                  other["task_id"])
+        self.assertEqual(code, 0, removed)
+        again = self.keyed("mine")
+        self.assertIs(again["existing"], True)
+        self.assertEqual(again["task_id"], first["task_id"])
+
+    def test_a_key_whose_task_has_no_record_is_free(self):
+        first = self.keyed("lost", command="true")
+        self.wait_terminal(first["task_id"])
+        os.unlink(self.path(first["task_id"], "status.json"))
+        second = self.keyed("lost", command="true")
+        self.assertNotIn("existing", second)
+        self.assertNotEqual(second["task_id"], first["task_id"])
+        third = self.keyed("lost")
+        self.assertEqual(third["task_id"], second["task_id"])
+
+    def test_key_of_a_spawn_failure(self):
+        tid = new_id()
+        code, record = self.call("start", "--root", ROOT, "--id", tid,
+                                 "--timeout", "60", "--key", "nocwd",
+                                 "--cwd", "no/such/dir", "--command", "true")
+        self.assertEqual(code, 0, record)
+        final = self.wait_terminal(tid)
+        self.assertEqual(final["state"], "failed")
+        again = self.keyed("nocwd")
+        self.assertIs(again["existing"], True)
+        self.assertEqual(again["task_id"], tid)
+
+    def test_bad_keys_are_invalid(self):
+        for key in ("k" * 129, "a/b", "", "a b", "..\u00e9", "x:y"):
+            with self.subTest(key=key[:20]):
+                obj = self.refused("invalid", "start", "--root", ROOT,
+                                   "--id", new_id(), "--timeout", "5",
+                                   "--key", key, "--command", "true")
+                self.assertIn("--key", obj["error"])
+        self.assertEqual(self.task_dirs(), [])
+        record = self.keyed("k" * 128, command="true")
+        self.assertEqual(record["idempotency_key"], "k" * 128)
+
+
 @unittest.skipUnless(OTHER, "needs $TB_SUPERVISOR_OTHER")
 class TestTwoImplementations(SupervisorCase):
     """Both implementations share the files: a task started by one is
@@ -780,6 +1337,54 @@ class TestTwoImplementations(SupervisorCase):
     def test_started_by_the_other_handled_by_this_one(self):
         self.crossed(OTHER, PREFIX)
 
+    def fed(self, starter, other):
+        """A task with stdin started by STARTER takes input, a resize and
+        eof from OTHER, and its key is honoured by OTHER."""
+        record = self.start('stty size; read a; echo "a=$a"; '
+                            'while [ "$(stty size)" != "7 9" ]; '
+                            'do sleep 0.05; done; cat',
+                            extra=["--stdin", "tty", "--rows", "5",
+                                   "--cols", "6", "--key", "fed"],
+                            prefix=starter)
+        tid = record["task_id"]
+        self.wait_output(tid, b"5 6\r\n")
+        code, again = self.call("start", "--root", ROOT, "--id", new_id(),
+                                "--timeout", "5", "--key", "fed",
+                                "--command", "true", prefix=other)
+        self.assertEqual(code, 0, again)
+        self.assertIs(again.pop("existing"), True)
+        self.assertEqual(again["task_id"], tid)
+        self.wrote(tid, b"x\n", prefix=other)
+        self.wait_output(tid, b"a=x\r\n")
+        code, obj = self.call("resize", "--root", ROOT, "--id", tid,
+                              "--rows", "7", "--cols", "9", prefix=other)
+        self.assertEqual(code, 0, obj)
+        self.wrote(tid, b"last\n", eof=True, prefix=other)
+        final = self.wait_terminal(tid)
+        self.assertEqual(final["state"], "succeeded")
+        self.assertEqual(final["stdin"], "tty")
+        self.assertEqual(final["idempotency_key"], "fed")
+        self.assertEqual(final["ended_by"], "exit")
+        self.assertIn(b"last\r\nlast\r\n", self.log(tid, "stdout"))
+        self.refused_by(other, "closed", "write", "--root", ROOT, "--id",
+                        tid, "--data", "eQ==")
+        code, removed = self.call("remove", "--root", ROOT, "--id", tid,
+                                  prefix=other)
+        self.assertEqual(code, 0, removed)
+        second = self.start("cat", extra=["--stdin", "pipe", "--key", "fed"],
+                            prefix=starter)
+        self.assertNotIn("existing", second)
+        self.wrote(second["task_id"], b"piped", eof=True, prefix=other)
+        self.assertEqual(self.wait_terminal(second["task_id"])["state"],
+                         "succeeded")
+        self.assertEqual(self.log(second["task_id"], "stdout"), b"piped")
+
+    def test_input_to_this_one_from_the_other(self):
+        self.fed(PREFIX, OTHER)
+
+    def test_input_to_the_other_from_this_one(self):
+        self.fed(OTHER, PREFIX)
+
 
 class TestBadInput(SupervisorCase):
     def test_rejected_with_code_invalid(self):
@@ -823,6 +1428,31 @@ class TestBadInput(SupervisorCase):
             ["remove", "--id", tid],
             ["list"],
             ["list", "--root", "afile"],
+            ["start"] + ok + ["--command", "true", "--stdin", "file"],
+            ["start"] + ok + ["--command", "true", "--stdin", ""],
+            ["start"] + ok + ["--command", "true", "--rows", "10"],
+            ["start"] + ok + ["--command", "true", "--stdin", "pipe",
+                              "--cols", "10"],
+            ["start"] + ok + ["--command", "true", "--stdin", "tty",
+                              "--rows", "0"],
+            ["start"] + ok + ["--command", "true", "--stdin", "tty",
+                              "--cols", "1001"],
+            ["start"] + ok + ["--command", "true", "--stdin", "tty",
+                              "--rows", "ten"],
+            ["start"] + ok + ["--command", "true", "--key", ""],
+            ["start"] + ok + ["--command", "true", "--key", "a/b"],
+            ["start"] + ok + ["--command", "true", "--key", "k" * 129],
+            ["start"] + ok + ["--command", "true", "--key", "k",
+                              "--key", "k"],
+            ["start"] + ok + ["--command", "true", "--data", "eQ=="],
+            ["write", "--root", ROOT],
+            ["write", "--root", ROOT, "--id", tid, "--data", "e"],
+            ["write", "--root", ROOT, "--id", tid, "--eof", "true"],
+            ["write", "--root", ROOT, "--id", tid, "--rows", "10"],
+            ["resize", "--root", ROOT, "--id", tid, "--rows", "10"],
+            ["resize", "--root", ROOT, "--id", tid, "--cols", "10"],
+            ["resize", "--root", ROOT, "--id", tid, "--rows", "10",
+             "--cols", "0"],
         ]
         for args in cases:
             with self.subTest(args=[a[:40] for a in args]):

@@ -16,7 +16,7 @@ struct option_rule {
 /* Required options first, then optional ones, per verb. */
 struct verb_rule {
 	const char *verb;
-	struct option_rule required[4], optional[1];
+	struct option_rule required[4], optional[5];
 };
 
 static const struct verb_rule verbs[] = {
@@ -25,10 +25,23 @@ static const struct verb_rule verbs[] = {
       {"--id", OPT(id)},
       {"--timeout", OPT(timeout)},
       {"--command", OPT(command)}},
-     {{"--cwd", OPT(cwd)}}},
+     {{"--cwd", OPT(cwd)},
+      {"--stdin", OPT(stdin_mode)},
+      {"--rows", OPT(rows)},
+      {"--cols", OPT(cols)},
+      {"--key", OPT(key)}}},
     {"cancel",
      {{"--root", OPT(root)}, {"--id", OPT(id)}},
      {{"--wait", OPT(wait)}}},
+    {"write",
+     {{"--root", OPT(root)}, {"--id", OPT(id)}},
+     {{"--data", OPT(data)}, {"--eof", OPT(eof)}}},
+    {"resize",
+     {{"--root", OPT(root)},
+      {"--id", OPT(id)},
+      {"--rows", OPT(rows)},
+      {"--cols", OPT(cols)}},
+     {{NULL, 0}}},
     {"remove", {{"--root", OPT(root)}, {"--id", OPT(id)}}, {{NULL, 0}}},
     {"list", {{"--root", OPT(root)}}, {{NULL, 0}}},
 };
@@ -46,9 +59,10 @@ static const char **find_option(const struct verb_rule *v, struct tb_opts *o,
 		if (strlen(v->required[i].name) == name_len &&
 		    memcmp(v->required[i].name, name, name_len) == 0)
 			return slot(o, v->required[i].offset);
-	if (v->optional[0].name && strlen(v->optional[0].name) == name_len &&
-	    memcmp(v->optional[0].name, name, name_len) == 0)
-		return slot(o, v->optional[0].offset);
+	for (size_t i = 0; i < 5 && v->optional[i].name; i++)
+		if (strlen(v->optional[i].name) == name_len &&
+		    memcmp(v->optional[i].name, name, name_len) == 0)
+			return slot(o, v->optional[i].offset);
 	return NULL;
 }
 
@@ -129,4 +143,17 @@ void tb_args_parse(int argc, char **argv, struct tb_opts *o)
 	tb_check_path("--root", o->root);
 	if (o->id)
 		check_id(o->id);
+}
+
+void tb_check_key(const char *key)
+{
+	static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                            "abcdefghijklmnopqrstuvwxyz0123456789_.-";
+	size_t n = strlen(key);
+
+	if (n < 1 || n > TB_MAX_KEY || strspn(key, chars) != n)
+		tb_refuse(TB_INVALID,
+		          "--key: must be 1 to %d characters from A-Z, a-z, "
+		          "0-9, '_', '.' and '-'",
+		          TB_MAX_KEY);
 }

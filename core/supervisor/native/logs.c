@@ -1,5 +1,6 @@
-/* One output stream of the command: its pipe and its capped log. The first
- * TB_LOG_CAP masked bytes are kept; the rest is read and discarded. */
+/* One output stream of the command: its pipe (or a terminal's master) and
+ * its capped log. The first TB_LOG_CAP masked bytes are kept; the rest is
+ * read and discarded. */
 #include "config.h"
 
 #include <errno.h>
@@ -18,7 +19,7 @@ void tb_stream_init(struct tb_stream *st, int fd, int log,
 	memset(st, 0, sizeof(*st));
 	st->fd = fd;
 	st->log = log;
-	st->open = 1;
+	st->open = fd >= 0; /* a terminal's stderr has no pipe */
 	st->splicing = 1;
 	st->masking = s->n > 0;
 	if (st->masking)
@@ -98,9 +99,12 @@ ssize_t tb_stream_read(struct tb_stream *st)
 		n = read(st->fd, buffer,
 		         discarding ? sizeof(buffer) : TB_CHUNK);
 	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
-	if (n == 0)
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	/* EIO: a terminal's master once no slave is left open. */
+	if (n < 0 && errno != EIO)
+		return -1;
+	if (n <= 0)
 		return tb_stream_close(st) < 0 ? -1 : 0;
 	if (discarding) {
 		st->truncated = 1;

@@ -12,11 +12,15 @@
 static const char *const code_names[] = {
     [TB_INTERNAL] = "internal",   [TB_INVALID] = "invalid",
     [TB_LIMIT] = "limit",         [TB_EXISTS] = "exists",
-    [TB_NOT_FOUND] = "not_found", [TB_RUNNING] = "running"};
+    [TB_NOT_FOUND] = "not_found", [TB_RUNNING] = "running",
+    [TB_CLOSED] = "closed"};
 
 static const char usage[] =
     "usage: start --root DIR --id ID --timeout SECONDS [--cwd DIR] "
-    "--command TEXT | cancel --root DIR --id ID [--wait SECONDS] | "
+    "--command TEXT [--stdin null|pipe|tty] [--rows N --cols N] "
+    "[--key KEY] | cancel --root DIR --id ID [--wait SECONDS] | "
+    "write --root DIR --id ID [--data BASE64] [--eof 0|1] | "
+    "resize --root DIR --id ID --rows N --cols N | "
     "remove --root DIR --id ID | list --root DIR";
 
 _Noreturn void tb_refuse(enum tb_code code, const char *fmt, ...)
@@ -67,6 +71,7 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		tb_refuse(TB_INVALID, "missing verb; %s", usage);
 	if (strcmp(argv[1], "start") && strcmp(argv[1], "cancel") &&
+	    strcmp(argv[1], "write") && strcmp(argv[1], "resize") &&
 	    strcmp(argv[1], "remove") && strcmp(argv[1], "list"))
 		tb_refuse(TB_INVALID, "unknown verb '%.200s'; %s", argv[1],
 		          usage);
@@ -75,6 +80,10 @@ int main(int argc, char **argv)
 		return tb_verb_start(&opts);
 	if (strcmp(opts.verb, "cancel") == 0)
 		return tb_verb_cancel(&opts);
+	if (strcmp(opts.verb, "write") == 0)
+		return tb_verb_write(&opts);
+	if (strcmp(opts.verb, "resize") == 0)
+		return tb_verb_resize(&opts);
 	if (strcmp(opts.verb, "remove") == 0)
 		return tb_verb_remove(&opts);
 	return tb_verb_list(&opts);

@@ -35,6 +35,16 @@ static void boolean(struct tb_str *out, const char *name, int v)
 	tb_str_cstr(out, v ? "true" : "false");
 }
 
+/* A string member, or null when V is NULL. */
+static void string(struct tb_str *out, const char *name, const char *v)
+{
+	key(out, name);
+	if (v)
+		tb_json_str(out, v, strlen(v));
+	else
+		tb_str_cstr(out, "null");
+}
+
 void tb_record_json(const struct tb_record *rec, struct tb_str *out)
 {
 	/* key() writes the separator: format is always the first key. */
@@ -64,12 +74,23 @@ void tb_record_json(const struct tb_record *rec, struct tb_str *out)
 	boolean(out, "stdout_truncated", rec->stdout_truncated);
 	boolean(out, "stderr_truncated", rec->stderr_truncated);
 	boolean(out, "cancel_requested", rec->cancel_requested);
-	tb_str_cstr(out, ",\"error\":");
-	if (rec->error)
-		tb_json_str(out, rec->error, strlen(rec->error));
-	else
-		tb_str_cstr(out, "null");
+	string(out, "error", rec->error);
+	string(out, "stdin", rec->stdin_mode ? rec->stdin_mode : "null");
+	string(out, "idempotency_key", rec->key);
+	string(out, "signal", rec->signal);
+	string(out, "ended_by", rec->ended_by);
 	tb_str_cstr(out, "}");
+}
+
+void tb_add_flag(struct tb_str *out, const struct tb_str *raw,
+                 const struct tb_jobject *o, const char *name)
+{
+	size_t close = raw->len;
+
+	while (close > 0 && raw->p[close - 1] != '}')
+		close--;
+	tb_str_add(out, raw->p, close - 1);
+	tb_str_fmt(out, "%s\"%s\":true}", o->n ? "," : "", name);
 }
 
 int tb_write_all(int fd, const void *data, size_t n)

@@ -59,98 +59,6 @@ void tb_run_kill_group(const struct tb_record *rec)
 		kill(-(pid_t)rec->pgid, SIGKILL);
 }
 
-/* The child's side of spawn(): never returns. Failures before the exec go
- * to REPORT (close-on-exec) as a message. */
-static _Noreturn void exec_command(const struct tb_job *job, int out_w,
-                                   int err_w, int report)
-{
-	static const int sigs[] = {SIGPIPE, SIGXFSZ, SIGHUP,
-	                           SIGINT,  SIGTERM, SIGCHLD};
-	char msg[512];
-	sigset_t none;
-	int n;
-
-	setpgid(0, 0);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	umask(job->umask);
-	if (dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0) {
-		n = snprintf(msg, sizeof(msg), "dup2: %s", strerror(errno));
-		goto fail;
-	}
-	if (job->cwd && chdir(job->cwd) < 0) {
-		n = snprintf(msg, sizeof(msg), "cwd '%.400s': %s", job->cwd,
-		             strerror(errno));
-		goto fail;
-	}
-	/* "--": a command that begins with - or + is still the command. */
-	execl("/bin/sh", "sh", "-c", "--", job->command, (char *)NULL);
-	n = snprintf(msg, sizeof(msg), "/bin/sh: %s", strerror(errno));
-fail:
-	if (n > 0 && write(report, msg, (size_t)n) < 0)
-		_exit(127);
-	_exit(127);
-}
-
-/* Forks the command as the leader of its own group. Returns 0, or -1 with
- * the reason it could not be started in ERR (the record then has the pid
- * if a process was created). */
-static int spawn(const struct tb_job *job, int out_w, int err_w, char *err,
-                 size_t errlen)
-{
-	struct tb_record *rec = job->rec;
-	char msg[512], state;
-	long long start;
-	size_t len = 0;
-	int report[2];
-	ssize_t n;
-	pid_t pid;
-
-	if (pipe2(report, O_CLOEXEC) < 0) {
-		snprintf(err, errlen, "cannot start the command: pipe: %s",
-		         strerror(errno));
-		return -1;
-	}
-	pid = fork();
-	if (pid < 0) {
-		snprintf(err, errlen, "cannot start the command: fork: %s",
-		         strerror(errno));
-		close(report[0]);
-		close(report[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		close(report[0]);
-		exec_command(job, out_w, err_w, report[1]);
-	}
-	close(report[1]);
-	setpgid(pid, pid);
-	rec->pgid = pid;
-	rec->pgid_start =
-	    tb_proc_stat(pid, &state, &start) == 0 ? start : TB_NULL;
-	while (len < sizeof(msg) - 1 &&
-	       (n = read(report[0], msg + len, sizeof(msg) - 1 - len)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		len += (size_t)n;
-	}
-	close(report[0]);
-	if (!len)
-		return 0;
-	msg[len] = '\0';
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	for (size_t i = 0; i < len; i++)
-		if (msg[i] == '\n' || msg[i] == '\t' || msg[i] == '\r')
-			msg[i] = ' ';
-	snprintf(err, errlen, "cannot start the command: %s", msg);
-	return -1;
-}
-
 /* The scheduler slice asked for by hurry(): the shortest Linux grants. */
 #define TB_FINISH_SLICE_NS 100000u
 
@@ -183,10 +91,10 @@ static void hurry(void)
 #endif
 }
 
-/* The command's exit code once it has exited (128+N for signal N), else
- * -1. The rest of its group is killed before the leader is reaped, so the
- * group id cannot have been reused. */
-static int reap(const struct tb_record *rec)
+/* The command's exit code once it has exited (128+N for signal N, also
+ * left in *SIG), else -1. The rest of its group is killed before the leader
+ * is reaped, so the group id cannot have been reused. */
+static int reap(const struct tb_record *rec, int *sig)
 {
 	siginfo_t info;
 	int status;
@@ -201,15 +109,28 @@ static int reap(const struct tb_record *rec)
 	while (waitpid((pid_t)rec->pgid, &status, 0) < 0)
 		if (errno != EINTR)
 			return 128 + SIGKILL;
-	if (WIFSIGNALED(status))
+	if (WIFSIGNALED(status)) {
+		*sig = WTERMSIG(status);
 		return 128 + WTERMSIG(status);
+	}
 	return WEXITSTATUS(status);
+}
+
+/* How a task ended: docs/supervisor.md's ended_by for the reason. */
+const char *tb_ended_by(const char *reason)
+{
+	if (reason && strcmp(reason, "cancelled") == 0)
+		return "cancel";
+	if (reason && strcmp(reason, "timed_out") == 0)
+		return "timeout";
+	return "exit";
 }
 
 /* Drains what is left, fsyncs the logs and writes the terminal record. */
 static int finish(struct tb_job *job, struct tb_stream *st, long long code,
-                  const char *reason, char *err, size_t errlen)
+                  char *err, size_t errlen)
 {
+	static char signame[32];
 	struct tb_record *rec = job->rec;
 
 	for (int i = 0; i < 2; i++) {
@@ -230,9 +151,17 @@ static int finish(struct tb_job *job, struct tb_stream *st, long long code,
 	rec->stderr_bytes = st[1].kept;
 	rec->stdout_truncated = st[0].truncated;
 	rec->stderr_truncated = st[1].truncated;
-	rec->state = reason ? reason : code == 0 ? "succeeded" : "failed";
+	if (job->reason)
+		rec->state = job->reason;
+	else
+		rec->state = code == 0 ? "succeeded" : "failed";
 	rec->finished_at = (long long)time(NULL);
 	rec->exit_code = code;
+	rec->signal = NULL;
+	if (job->sig)
+		rec->signal =
+		    tb_signal_name(job->sig, signame, sizeof(signame));
+	rec->ended_by = tb_ended_by(job->reason);
 	tb_stream_free(&st[0]);
 	tb_stream_free(&st[1]);
 	if (tb_record_write(job->dfd, rec) < 0)
@@ -272,37 +201,99 @@ static void pause_briefly(void)
 	nanosleep(&ts, NULL);
 }
 
+/* The command's descriptors and the supervisor's ends: the output pipes
+ * (with --stdin tty, the terminal: its master is the stdout stream), and
+ * with --stdin pipe or tty the FIFOs and the relay's target. Returns 0, or
+ * -1 with a message in ERR. */
+static int open_io(struct tb_job *job, struct tb_stream *st,
+                   struct tb_child_fds *fds, struct tb_relay *relay, char *err,
+                   size_t errlen)
+{
+	int out[2] = {-1, -1}, errp[2] = {-1, -1}, in[2] = {-1, -1};
+	int fifo = -1, control = -1, target = -1, master, tty;
+
+	tty = job->stdin_mode == TB_STDIN_TTY;
+	*fds =
+	    (struct tb_child_fds){.in = -1, .out = -1, .err = -1, .tty = tty};
+	if (job->stdin_mode != TB_STDIN_NULL &&
+	    tb_relay_fifos(job->dfd, &fifo, &control) < 0) {
+		snprintf(err, errlen, "the stdin FIFOs: %s", strerror(errno));
+		return -1;
+	}
+	if (tty) {
+		if (tb_pty_open(job->rows, job->cols, &master, &fds->in) < 0 ||
+		    (target = fcntl(master, F_DUPFD_CLOEXEC, 0)) < 0) {
+			snprintf(err, errlen, "the terminal: %s",
+			         strerror(errno));
+			return -1;
+		}
+		fds->out = fds->err = fds->in;
+		tb_stream_init(&st[0], master, job->log_out, job->secrets);
+		tb_stream_init(&st[1], -1, job->log_err, job->secrets);
+	} else {
+		if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+		    (job->stdin_mode == TB_STDIN_PIPE &&
+		     pipe2(in, O_CLOEXEC) < 0)) {
+			snprintf(err, errlen, "pipe: %s", strerror(errno));
+			return -1;
+		}
+		fcntl(out[0], F_SETFL, O_NONBLOCK);
+		fcntl(errp[0], F_SETFL, O_NONBLOCK);
+		if (in[1] >= 0)
+			fcntl(in[1], F_SETFL, O_NONBLOCK);
+		fds->in = in[0];
+		fds->out = out[1];
+		fds->err = errp[1];
+		target = in[1];
+		tb_stream_init(&st[0], out[0], job->log_out, job->secrets);
+		tb_stream_init(&st[1], errp[0], job->log_err, job->secrets);
+	}
+	tb_relay_init(relay, fifo, control, target, tty);
+	return 0;
+}
+
+/* Closes the command's ends of its descriptors in the supervisor. */
+static void close_child_fds(const struct tb_child_fds *fds)
+{
+	if (fds->in >= 0)
+		close(fds->in);
+	if (fds->out >= 0 && fds->out != fds->in)
+		close(fds->out);
+	if (fds->err >= 0 && fds->err != fds->in)
+		close(fds->err);
+}
+
+/* The relay of --stdin pipe or tty: one per supervisor, too big for the
+ * stack. */
+static struct tb_relay relay;
+
 int tb_run(struct tb_job *job, char *err, size_t errlen)
 {
 	struct tb_record *rec = job->rec;
 	struct tb_stream st[2];
-	struct pollfd pfd[3];
+	struct tb_child_fds fds;
+	struct pollfd pfd[6];
 	long long deadline, kill_at = -1, drain_until = -1, code = -1, now;
 	long long beat_at;
-	const char *reason = NULL;
-	int out[2], errp[2], wake_r, child_changed = 1;
+	int wake_r, child_changed = 1;
 	char why[TB_MSG_MAX];
 
-	if (setup_signals(&wake_r) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
-	    pipe2(errp, O_CLOEXEC) < 0) {
+	if (setup_signals(&wake_r) < 0) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -1;
 	}
-	fcntl(out[0], F_SETFL, O_NONBLOCK);
-	fcntl(errp[0], F_SETFL, O_NONBLOCK);
-	tb_stream_init(&st[0], out[0], job->log_out, job->secrets);
-	tb_stream_init(&st[1], errp[0], job->log_err, job->secrets);
-	if (spawn(job, out[1], errp[1], why, sizeof(why)) < 0) {
-		close(out[1]);
-		close(errp[1]);
+	if (open_io(job, st, &fds, &relay, err, errlen) < 0)
+		return -1;
+	if (tb_spawn(job, &fds, why, sizeof(why)) < 0) {
+		close_child_fds(&fds);
+		tb_relay_stop(&relay);
 		rec->started_at = (long long)time(NULL);
 		rec->error = strdup(why);
 		if (!rec->error)
 			tb_oom();
-		return finish(job, st, TB_NULL, "failed", err, errlen);
+		return finish(job, st, TB_NULL, err, errlen);
 	}
-	close(out[1]);
-	close(errp[1]);
+	close_child_fds(&fds);
 	rec->started_at = (long long)time(NULL);
 	deadline = now_ms() + job->timeout * 1000;
 	tb_heartbeat_write(job->dfd);
@@ -315,8 +306,8 @@ int tb_run(struct tb_job *job, char *err, size_t errlen)
 	tb_signal_ready(&job->ready_fd);
 
 	pfd[0] = (struct pollfd){.fd = wake_r, .events = POLLIN};
-	pfd[1] = (struct pollfd){.fd = out[0], .events = POLLIN};
-	pfd[2] = (struct pollfd){.fd = errp[0], .events = POLLIN};
+	pfd[1] = (struct pollfd){.fd = st[0].fd, .events = POLLIN};
+	pfd[2] = (struct pollfd){.fd = st[1].fd, .events = POLLIN};
 	for (;;) {
 		long long due = -1;
 		int wait_ms;
@@ -328,13 +319,15 @@ int tb_run(struct tb_job *job, char *err, size_t errlen)
 		}
 		if (code < 0 && child_changed) {
 			child_changed = 0;
-			code = reap(rec);
-			if (code >= 0)
+			code = reap(rec, &job->sig);
+			if (code >= 0) {
 				drain_until = now + TB_DRAIN_GRACE_MS;
+				tb_relay_stop(&relay);
+			}
 		}
 		if (code < 0) {
-			if (cancel_flag && !reason) {
-				reason = "cancelled";
+			if (cancel_flag && !job->reason) {
+				job->reason = "cancelled";
 				rec->cancel_requested = 1;
 				kill(-(pid_t)rec->pgid, SIGTERM);
 				kill_at = now + TB_TERM_GRACE_MS;
@@ -345,8 +338,8 @@ int tb_run(struct tb_job *job, char *err, size_t errlen)
 					return -1;
 				}
 			}
-			if (!reason && now >= deadline) {
-				reason = "timed_out";
+			if (!job->reason && now >= deadline) {
+				job->reason = "timed_out";
 				kill(-(pid_t)rec->pgid, SIGTERM);
 				kill_at = now + TB_TERM_GRACE_MS;
 			}
@@ -354,7 +347,7 @@ int tb_run(struct tb_job *job, char *err, size_t errlen)
 				tb_run_kill_group(rec);
 				kill_at = -1;
 			}
-			if (!reason)
+			if (!job->reason)
 				due = deadline;
 			if (kill_at >= 0 && (due < 0 || kill_at < due))
 				due = kill_at;
@@ -369,7 +362,8 @@ int tb_run(struct tb_job *job, char *err, size_t errlen)
 		wait_ms = (int)(due - now > 0 ? due - now : 0) + 1;
 		pfd[1].fd = st[0].open ? st[0].fd : -1;
 		pfd[2].fd = st[1].open ? st[1].fd : -1;
-		if (poll(pfd, 3, wait_ms) < 0) {
+		tb_relay_events(&relay, &pfd[3]);
+		if (poll(pfd, 6, wait_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			snprintf(err, errlen, "poll: %s", strerror(errno));
@@ -393,12 +387,22 @@ int tb_run(struct tb_job *job, char *err, size_t errlen)
 				         strerror(errno));
 				return -1;
 			}
+			if (!st[i].open && job->stdin_mode == TB_STDIN_TTY)
+				tb_relay_stop(
+				    &relay); /* the terminal is gone */
 			/* Output being discarded: let it gather in the 1 MiB
 			 * pipe rather than wake per write. */
 			if (st[i].open && got < TB_BATCH_BYTES && st[i].big &&
 			    code < 0)
 				pause_briefly();
 		}
+		if ((pfd[3].revents && tb_relay_control(&relay) < 0) ||
+		    ((pfd[3].revents || pfd[4].revents || pfd[5].revents) &&
+		     tb_relay_pump(&relay) < 0)) {
+			snprintf(err, errlen, "relaying stdin: %s",
+			         strerror(errno));
+			return -1;
+		}
 	}
-	return finish(job, st, code, reason, err, errlen);
+	return finish(job, st, code, err, errlen);
 }

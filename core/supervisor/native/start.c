@@ -50,12 +50,11 @@ static void close_inherited(int keep)
 
 /* The supervisor process, after the second fork: never returns. */
 static _Noreturn void daemon_main(const char *tdir, struct tb_record *rec,
-                                  const char *command, const char *cwd,
-                                  int ready_fd, mode_t umask_saved)
+                                  const struct tb_job *setup)
 {
 	struct tb_secrets secrets;
 	struct tb_job job = {0};
-	char err[TB_MSG_MAX], state;
+	char err[TB_MSG_MAX], state, signame[32];
 	long long start;
 	int null, code = 0;
 
@@ -67,7 +66,7 @@ static _Noreturn void daemon_main(const char *tdir, struct tb_record *rec,
 		if (null > 2)
 			close(null);
 	}
-	close_inherited(ready_fd);
+	close_inherited(setup->ready_fd);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	/* A launcher that is gone must not kill the supervisor through the
@@ -75,11 +74,8 @@ static _Noreturn void daemon_main(const char *tdir, struct tb_record *rec,
 	 * instead, as in python3, which ignores both at start-up). */
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
+	job = *setup;
 	job.rec = rec;
-	job.ready_fd = ready_fd;
-	job.umask = umask_saved;
-	job.command = command;
-	job.cwd = cwd;
 	job.timeout = rec->timeout;
 	rec->supervisor_pid = getpid();
 	rec->supervisor_start =
@@ -107,6 +103,9 @@ fail:
 	tb_run_kill_group(rec);
 	rec->state = "failed";
 	rec->finished_at = (long long)time(NULL);
+	rec->ended_by = tb_ended_by(job.reason);
+	if (job.sig)
+		rec->signal = tb_signal_name(job.sig, signame, sizeof(signame));
 	free(rec->error);
 	rec->error = malloc(strlen(err) + 32);
 	if (rec->error)
@@ -132,6 +131,8 @@ static void record_init(struct tb_record *rec, const struct tb_opts *o,
 	memcpy(rec->task_id, o->id, 33);
 	rec->state = "running";
 	rec->cwd = o->cwd;
+	rec->stdin_mode = o->stdin_mode ? o->stdin_mode : "null";
+	rec->key = o->key;
 	rec->timeout = timeout;
 	rec->started_at = rec->finished_at = rec->exit_code = TB_NULL;
 	rec->supervisor_pid = rec->supervisor_start = TB_NULL;
@@ -150,51 +151,77 @@ static void record_init(struct tb_record *rec, const struct tb_opts *o,
 	}
 }
 
-/* Prints TDIR's status.json as saved; OK: the supervisor confirmed. */
-static int print_record(const char *tdir, const char *id, int ok)
+/* Reads TDIR's status.json as saved into RAW (left empty when there is
+ * none). */
+static void read_raw(const char *tdir, struct tb_str *raw)
 {
 	char path[TB_MAX_PATH + 64], buf[65536];
-	struct tb_str raw = {0};
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/status.json", tdir);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		while ((n = read(fd, buf, sizeof(buf))) != 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				break;
-			tb_str_add(&raw, buf, (size_t)n);
-		}
-		close(fd);
+	if (fd < 0)
+		return;
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		tb_str_add(raw, buf, (size_t)n);
 	}
-	if (fd < 0 || (!ok && raw.p && strstr(raw.p, "\"running\"")))
-		tb_refuse(TB_INTERNAL,
-		          "the supervisor of task %s ended before it confirmed "
-		          "the start; its state is unknown",
-		          id);
-	for (size_t off = 0; off < raw.len;) {
-		n = write(1, raw.p + off, raw.len - off);
+	close(fd);
+}
+
+/* Writes RAW (the record as saved, with its newline) to stdout. */
+static void print_raw(const struct tb_str *raw)
+{
+	for (size_t off = 0; off < raw->len;) {
+		ssize_t n = write(1, raw->p + off, raw->len - off);
+
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		off += (size_t)n;
 	}
-	tb_str_free(&raw);
-	return 0;
+}
+
+/* The stdin mode of start's options; refuses --rows and --cols without
+ * tty, and sizes out of range. */
+static enum tb_stdin stdin_options(const struct tb_opts *o, int *rows,
+                                   int *cols)
+{
+	static const char *const modes[] = {"null", "pipe", "tty"};
+	enum tb_stdin mode = TB_STDIN_NULL;
+	int found = !o->stdin_mode;
+
+	for (int i = 0; i < 3 && !found; i++)
+		if (strcmp(o->stdin_mode, modes[i]) == 0) {
+			mode = (enum tb_stdin)i;
+			found = 1;
+		}
+	if (!found)
+		tb_refuse(TB_INVALID, "--stdin: must be null, pipe or tty");
+	if (o->rows && mode != TB_STDIN_TTY)
+		tb_refuse(TB_INVALID, "--rows: only with --stdin tty");
+	if (o->cols && mode != TB_STDIN_TTY)
+		tb_refuse(TB_INVALID, "--cols: only with --stdin tty");
+	*rows = (int)tb_int_option("--rows", o->rows ? o->rows : "24", 1, 1000);
+	*cols = (int)tb_int_option("--cols", o->cols ? o->cols : "80", 1, 1000);
+	return mode;
 }
 
 int tb_verb_start(const struct tb_opts *o)
 {
 	char tdir[TB_MAX_PATH + 64], byte = 0;
 	struct tb_secrets secrets;
+	struct tb_str raw = {0};
+	struct tb_job setup = {0};
 	struct tb_record rec;
 	long long timeout;
 	mode_t saved_umask;
-	int lock, ready[2], ok;
+	int lock, ready[2];
 	pid_t pid;
 
 	timeout = tb_int_option("--timeout", o->timeout, 1, 3600);
@@ -204,11 +231,18 @@ int tb_verb_start(const struct tb_opts *o)
 		          TB_MAX_COMMAND);
 	if (o->cwd)
 		tb_check_path("--cwd", o->cwd);
+	setup.stdin_mode = stdin_options(o, &setup.rows, &setup.cols);
+	if (o->key)
+		tb_check_key(o->key);
 	tb_secrets_load(&secrets);
 	record_init(&rec, o, timeout, &secrets);
 	tb_secrets_free(&secrets);
 	saved_umask = umask(077);
 	lock = tb_root_lock(o->root, 1);
+	if (o->key && tb_key_existing(o->root, o->key)) {
+		tb_str_free(&rec.command);
+		return 0;
+	}
 	snprintf(tdir, sizeof(tdir), "%s/%s", o->root, o->id);
 	if (tb_task_names(o->root, NULL, 0) >= TB_MAX_TASKS)
 		tb_refuse(
@@ -236,9 +270,12 @@ int tb_verb_start(const struct tb_opts *o)
 		close(lock);
 		close(ready[0]);
 		setsid();
+		setup.ready_fd = ready[1];
+		setup.umask = saved_umask;
+		setup.command = o->command;
+		setup.cwd = o->cwd;
 		if (fork() == 0)
-			daemon_main(tdir, &rec, o->command, o->cwd, ready[1],
-			            saved_umask);
+			daemon_main(tdir, &rec, &setup);
 		tb_str_free(&rec.command);
 		_exit(0);
 	}
@@ -248,8 +285,21 @@ int tb_verb_start(const struct tb_opts *o)
 		;
 	while (read(ready[0], &byte, 1) < 0 && errno == EINTR)
 		;
-	ok = byte == '1';
 	close(ready[0]);
+	read_raw(tdir, &raw);
+	/* Once a record exists, under the lock: two starts with one key
+	 * start one task. */
+	if (o->key && raw.len && tb_key_link(o->root, o->key, o->id) < 0)
+		tb_refuse(TB_INTERNAL, "internal error: the link of key %s: %s",
+		          o->key, strerror(errno));
 	close(lock);
-	return print_record(tdir, o->id, ok);
+	/* Confirmed by the supervisor, or a terminal record anyway. */
+	if (!raw.len || (byte != '1' && strstr(raw.p, "\"running\"")))
+		tb_refuse(TB_INTERNAL,
+		          "the supervisor of task %s ended before it confirmed "
+		          "the start; its state is unknown",
+		          o->id);
+	print_raw(&raw);
+	tb_str_free(&raw);
+	return 0;
 }

@@ -22,6 +22,11 @@
 #define TB_MAX_PATH 4096
 #define TB_MIN_SECRET 4
 #define TB_MSG_MAX 1024
+/* Input (docs/supervisor.md, Input and terminals). */
+#define TB_MAX_KEY 128
+#define TB_MAX_DATA 65536 /* bytes of one write, and the relay's buffer */
+#define TB_MAX_CONTROL_LINE 64
+#define TB_WRITE_WAIT_MS 2000
 /* A nullable integer field of a record that is null. */
 #define TB_NULL LLONG_MIN
 
@@ -32,7 +37,8 @@ enum tb_code {
 	TB_LIMIT = 3,
 	TB_EXISTS = 4,
 	TB_NOT_FOUND = 5,
-	TB_RUNNING = 6
+	TB_RUNNING = 6,
+	TB_CLOSED = 7
 };
 
 /* ---- main.c ---- */
@@ -109,7 +115,11 @@ struct tb_record {
 	long long supervisor_pid, supervisor_start, pgid, pgid_start;
 	unsigned long long stdout_bytes, stderr_bytes;
 	int stdout_truncated, stderr_truncated, cancel_requested;
-	char *error; /* NULL: null; else owned */
+	char *error;            /* NULL: null; else owned */
+	const char *stdin_mode; /* "null", "pipe" or "tty" */
+	const char *key;        /* NULL: null */
+	const char *signal;     /* NULL: null */
+	const char *ended_by;   /* NULL: null */
 };
 /* Appends REC as one JSON object, keys in format 1's order. */
 void tb_record_json(const struct tb_record *rec, struct tb_str *out);
@@ -119,6 +129,10 @@ int tb_record_write(int dfd, const struct tb_record *rec);
 /* Replaces heartbeat in DFD with the wall clock in ms: temp file, rename,
  * no fsync (not durable state). Failures are ignored. */
 void tb_heartbeat_write(int dfd);
+
+/* Appends RAW (a record object O) to OUT with "NAME": true added. */
+void tb_add_flag(struct tb_str *out, const struct tb_str *raw,
+                 const struct tb_jobject *o, const char *name);
 
 /* Writes all n bytes, retrying after EINTR. Returns 0, or -1 (errno). */
 int tb_write_all(int fd, const void *data, size_t n);
@@ -171,14 +185,70 @@ ssize_t tb_stream_read(struct tb_stream *st);
 int tb_stream_close(struct tb_stream *st);
 void tb_stream_free(struct tb_stream *st);
 
+/* ---- base64.c ---- */
+/* Decodes IN (N characters: the standard alphabet, padded, canonical, no
+ * line breaks) into OUT. Returns 0 and *OUTLEN, or -1 when IN is anything
+ * else or decodes to more than OUTCAP bytes. */
+int tb_base64_decode(const char *in, size_t n, unsigned char *out,
+                     size_t outcap, size_t *outlen);
+
+/* ---- signame.c ---- */
+/* The name docs/supervisor.md gives signal SIG ("SIG" N past the table,
+ * then written into BUF). */
+const char *tb_signal_name(int sig, char *buf, size_t len);
+
+/* ---- tty.c ---- */
+/* Opens a pseudo-terminal pair sized ROWS x COLS: *MASTER non-blocking,
+ * both close-on-exec, neither a controlling terminal here. 0, or -1. */
+int tb_pty_open(int rows, int cols, int *master, int *slave);
+/* Sets the terminal's window size (TIOCSWINSZ). 0, or -1 (errno). */
+int tb_pty_resize(int master, int rows, int cols);
+/* The terminal's end-of-file character (c_cc[VEOF]; ^D if unknown). */
+unsigned char tb_pty_veof(int master);
+
+/* ---- relay.c ---- */
+struct pollfd;
+struct tb_relay {
+	int fifo, control, target; /* target: the stdin pipe or the master */
+	int tty, eof, done, broken, active, skipping;
+	size_t off, len, line_len; /* buf[off..len) waits for the target */
+	char line[TB_MAX_CONTROL_LINE];
+	unsigned char buf[TB_MAX_DATA];
+};
+/* Makes the FIFOs stdin and control in DFD (0600) and opens each O_RDWR,
+ * non-blocking. 0, or -1 with errno. */
+int tb_relay_fifos(int dfd, int *fifo, int *control);
+/* TARGET < 0: the relay stays inactive (--stdin null). */
+void tb_relay_init(struct tb_relay *r, int fifo, int control, int target,
+                   int tty);
+/* Fills P[0..2] (control, stdin FIFO, target) with what the relay waits
+ * for now: the target only while bytes wait, the FIFO only while the
+ * buffer is empty and eof is not yet done; fd -1 for the others. */
+void tb_relay_events(const struct tb_relay *r, struct pollfd *p);
+/* Reads the control FIFO once and applies its whole lines (eof, resize).
+ * 0, or -1 with errno. */
+int tb_relay_control(struct tb_relay *r);
+/* Writes what the target takes, refills from the FIFO when the buffer is
+ * empty, and carries out an asked-for eof once both are. 0, or -1. */
+int tb_relay_pump(struct tb_relay *r);
+/* The command has ended: relays no more and closes the target. */
+void tb_relay_stop(struct tb_relay *r);
+
 /* ---- run.c ---- */
+enum tb_stdin { TB_STDIN_NULL, TB_STDIN_PIPE, TB_STDIN_TTY };
 struct tb_job {
 	int dfd, ready_fd, log_out, log_err;
+	enum tb_stdin stdin_mode;
+	int rows, cols;
 	mode_t umask;
 	const char *command, *cwd;
 	long long timeout;
 	struct tb_record *rec;
 	struct tb_secrets *secrets;
+	/* Set by tb_run: the first cause ("cancelled", "timed_out") or NULL,
+	 * and the signal that ended /bin/sh or 0. */
+	const char *reason;
+	int sig;
 };
 /* Runs the command to its end and writes the final record. Returns 0, or
  * -1 with a message in ERR (the caller writes the supervisor error). */
@@ -186,6 +256,23 @@ int tb_run(struct tb_job *job, char *err, size_t errlen);
 /* The group (if any) gets SIGKILL. */
 void tb_run_kill_group(const struct tb_record *rec);
 void tb_signal_ready(int *ready_fd);
+
+/* How a task ended (ended_by) for the terminal state's REASON (NULL, or
+ * "cancelled" or "timed_out"; anything else: "exit"). */
+const char *tb_ended_by(const char *reason);
+
+/* ---- spawn.c ---- */
+/* The command's descriptors: IN (-1: keep /dev/null), OUT and ERR; with
+ * TTY all three are the terminal's slave, which becomes the controlling
+ * terminal of the command's own session. */
+struct tb_child_fds {
+	int in, out, err, tty;
+};
+/* Forks the command as the leader of its own group (JOB's record gets the
+ * pgid and its start time). Returns 0 once it has exec'd, or -1 with the
+ * reason it could not be started in ERR. */
+int tb_spawn(const struct tb_job *job, const struct tb_child_fds *fds,
+             char *err, size_t errlen);
 
 /* ---- root.c ---- */
 /* Checks (with CREATE makes, 0700) the root; returns the locked .lock fd,
@@ -198,17 +285,36 @@ int tb_is_task_name(const char *name);
 /* Deletes PATH and everything below it without following symlinks. */
 int tb_remove_tree(const char *path);
 
+/* ---- keys.c ---- */
+/* Start's step 1a: when KEY's link names a task with a record, prints it
+ * with "existing": true added and returns 1; else 0 (the key is free). */
+int tb_key_existing(const char *root, const char *key);
+/* Points KEY's link at ID (tmp symlink renamed over it). 0, or -1. */
+int tb_key_link(const char *root, const char *key, const char *id);
+/* Removes the link of the record O's idempotency_key when it names ID. */
+void tb_key_release(const char *root, const struct tb_jobject *o,
+                    const char *id);
+
 /* ---- verbs ---- */
 struct tb_opts {
 	const char *verb, *root, *id, *timeout, *command, *cwd, *wait;
+	const char *stdin_mode, *rows, *cols, *key, *data, *eof;
 };
 void tb_args_parse(int argc, char **argv, struct tb_opts *o);
 void tb_check_path(const char *name, const char *value);
+void tb_check_key(const char *key);
 long long tb_int_option(const char *name, const char *value, long long low,
                         long long high);
+/* TDIR: the task directory of O's --root and --id; refuses not_found when
+ * there is none. */
+void tb_task_dir(const struct tb_opts *o, char *tdir, size_t len);
+/* tb_status_read(), refusing internal when the record is not JSON. */
+int tb_read_record(const char *tdir, struct tb_str *raw, struct tb_jobject *o);
 int tb_verb_start(const struct tb_opts *o);
 int tb_verb_cancel(const struct tb_opts *o);
 int tb_verb_remove(const struct tb_opts *o);
+int tb_verb_write(const struct tb_opts *o);
+int tb_verb_resize(const struct tb_opts *o);
 int tb_verb_list(const struct tb_opts *o);
 
 #endif

@@ -28,25 +28,13 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Appends RAW (a record object) to OUT, with "NAME": true added. */
-static void add_flag(struct tb_str *out, const struct tb_str *raw,
-                     const struct tb_jobject *o, const char *name)
-{
-	size_t close = raw->len;
-
-	while (close > 0 && raw->p[close - 1] != '}')
-		close--;
-	tb_str_add(out, raw->p, close - 1);
-	tb_str_fmt(out, "%s\"%s\":true}", o->n ? "," : "", name);
-}
-
 static int supervisor_gone(const struct tb_jobject *o)
 {
 	return !tb_verified(tb_jint(o, "supervisor_pid"),
 	                    tb_jint(o, "supervisor_start"));
 }
 
-static void task_dir(const struct tb_opts *o, char *tdir, size_t len)
+void tb_task_dir(const struct tb_opts *o, char *tdir, size_t len)
 {
 	struct stat st;
 
@@ -56,9 +44,7 @@ static void task_dir(const struct tb_opts *o, char *tdir, size_t len)
 		          o->root);
 }
 
-/* Reads the record or refuses: internal when it is not JSON. */
-static int read_or_refuse(const char *tdir, struct tb_str *raw,
-                          struct tb_jobject *o)
+int tb_read_record(const char *tdir, struct tb_str *raw, struct tb_jobject *o)
 {
 	char msg[TB_MSG_MAX];
 	int rc = tb_status_read(tdir, raw, o, msg, sizeof(msg));
@@ -73,7 +59,7 @@ static void reread(const char *tdir, struct tb_str *raw, struct tb_jobject *o)
 {
 	struct tb_str again = {0};
 
-	if (read_or_refuse(tdir, &again, o) == 1) {
+	if (tb_read_record(tdir, &again, o) == 1) {
 		tb_str_free(raw);
 		*raw = again;
 	} else {
@@ -111,8 +97,8 @@ int tb_verb_cancel(const struct tb_opts *opts)
 		tb_oom();
 	if (opts->wait)
 		wait = tb_int_option("--wait", opts->wait, 0, 60);
-	task_dir(opts, tdir, sizeof(tdir));
-	if (read_or_refuse(tdir, &raw, o) == 0)
+	tb_task_dir(opts, tdir, sizeof(tdir));
+	if (tb_read_record(tdir, &raw, o) == 0)
 		tb_refuse(TB_NOT_FOUND, "task %s has no status record",
 		          opts->id);
 	if (tb_state_terminal(o))
@@ -123,7 +109,7 @@ int tb_verb_cancel(const struct tb_opts *opts)
 		reread(tdir, &raw, o);
 		if (!tb_state_terminal(o)) {
 			kill_orphan_group(o, end);
-			add_flag(&out, &raw, o, "supervisor_gone");
+			tb_add_flag(&out, &raw, o, "supervisor_gone");
 			goto say;
 		}
 		goto print;
@@ -160,8 +146,8 @@ int tb_verb_remove(const struct tb_opts *opts)
 	if (lock < 0)
 		tb_refuse(TB_NOT_FOUND, "--root: %s does not exist",
 		          opts->root);
-	task_dir(opts, tdir, sizeof(tdir));
-	has = read_or_refuse(tdir, &raw, o);
+	tb_task_dir(opts, tdir, sizeof(tdir));
+	has = tb_read_record(tdir, &raw, o);
 	if (has && !tb_state_terminal(o) &&
 	    (!supervisor_gone(o) ||
 	     tb_verified(tb_jint(o, "pgid"), tb_jint(o, "pgid_start"))))
@@ -173,12 +159,14 @@ int tb_verb_remove(const struct tb_opts *opts)
 	if (rename(tdir, doomed) < 0)
 		tb_refuse(TB_INTERNAL, "internal error: renaming %s: %s", tdir,
 		          strerror(errno));
+	if (has)
+		tb_key_release(opts->root, o, opts->id);
 	if (tb_remove_tree(doomed) < 0)
 		tb_refuse(TB_INTERNAL, "internal error: removing %s: %s",
 		          doomed, strerror(errno));
 	close(lock);
 	if (has) {
-		add_flag(&out, &raw, o, "removed");
+		tb_add_flag(&out, &raw, o, "removed");
 	} else {
 		tb_str_cstr(&out, "{\"task_id\":");
 		tb_json_str(&out, opts->id, strlen(opts->id));
@@ -230,7 +218,7 @@ static void list_entry(const char *root, struct listed *e, struct tb_jobject *o)
 
 		e->started_at = at == TB_NULL ? 0 : at;
 		if (!tb_state_terminal(o) && supervisor_gone(o))
-			add_flag(&e->json, &raw, o, "supervisor_gone");
+			tb_add_flag(&e->json, &raw, o, "supervisor_gone");
 		else
 			tb_str_add(&e->json, raw.p, raw.len);
 	}
