@@ -53,4 +53,5 @@ TESTS += tests/fuzz/tools.sh
 EXTRA_DIST += tests/fuzz/tools.sh tests/fuzz/fuzz_tools.c \
 	tests/fuzz/tools_corpus/create_run tests/fuzz/tools_corpus/task_cycle \
 	tests/fuzz/tools_corpus/files tests/fuzz/tools_corpus/bad_ids \
-	tests/fuzz/tools_corpus/malformed
+	tests/fuzz/tools_corpus/malformed tests/fuzz/tools_corpus/nul-in-output \
+	tests/fuzz/tools_corpus/interactive

@@ -1,6 +1,7 @@
 /* libFuzzer target over tool arguments: each input line is one tools/call,
- * its first byte choosing the tool (its value mod 10: "F" create_sandbox,
- * "G" start_task, ... "O" remove_task, in the order of tools[]) and the
+ * its first byte choosing the tool ((its value + 2) mod 12: "F"
+ * create_sandbox, "G" start_task, ... "O" remove_task, "P" write_task, "Q"
+ * resize_task, in the order of tools[]) and the
  * rest its `arguments` (JSON, or
  * a string when it does not parse), sent through the real protocol core
  * to the real tools and the local provider compiled in, on a scratch
@@ -40,8 +41,9 @@ static const lt_dlsymlist builtin[] = {
     {NULL, NULL}};
 
 static const char *const tools[] = {
-    "create_sandbox", "start_task",  "get_task",  "cancel_task", "list_tasks",
-    "kill_sandbox",   "run_command", "read_file", "write_file",  "remove_task"};
+    "create_sandbox", "start_task",   "get_task",    "cancel_task",
+    "list_tasks",     "kill_sandbox", "run_command", "read_file",
+    "write_file",     "remove_task",  "write_task",  "resize_task"};
 #define N_TOOLS (sizeof tools / sizeof tools[0])
 
 static const char *const commands[] = {"true", "echo out; echo err >&2",
@@ -168,7 +170,7 @@ static void call(struct tb_mcp *s, const uint8_t *line, size_t len, int id)
 	tame(args);
 	msg = json_pack("{s:s, s:i, s:s, s:{s:s, s:o}}", "jsonrpc", "2.0", "id",
 	                id, "method", "tools/call", "params", "name",
-	                tools[line[0] % N_TOOLS], "arguments", args);
+	                tools[(line[0] + 2u) % N_TOOLS], "arguments", args);
 	text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
 	if (text)
 		tb_mcp_handle_line(s, text, strlen(text));
