@@ -156,6 +156,7 @@ static int write_data(json_t *args, unsigned char **out, size_t *len, char *err,
 		         "rest with further calls)",
 		         *len, WRITE_MAX);
 		free(*out);
+		*out = NULL;
 		return -1;
 	}
 	return 0;

@@ -2,10 +2,11 @@
 // through the official MCP SDK client against the real binary, for any
 // provider. A provider module (providers/NAME.mjs) exports
 //   { name, async setup({ sandboxEnv }) -> { config, env }, async teardown(),
-//     hostPids }
+//     hostPids, renewsOnConnect }
 // where config is the taskbox config object naming that provider as the
 // default instance, sandboxEnv are variables its sandboxes must see, and
-// hostPids is true when the provider declares TASKBOX_FEATURE_HOST_PIDS.
+// hostPids is true when the provider declares TASKBOX_FEATURE_HOST_PIDS;
+// renewsOnConnect when connecting to a sandbox extends its life.
 // Everything the suite does inside a sandbox goes through the tools, so it
 // holds for every provider.
 //
@@ -34,6 +35,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readlinkSync } from "node:fs";
 import { callTool, clientOf, eraOf, scratchDir, startServer, transportOf, writeConfig } from "../lib/client.mjs";
 import { waitingTests } from "./waiting.mjs";
+import { interactiveTests } from "./interactive.mjs";
 
 const SECRET_NAME = "TB_CONTRACT_SECRET_TOKEN";
 const SECRET = "s3cr3t-Contract-Value-0451";
@@ -819,6 +821,7 @@ export function contractSuite(provider, via = {}) {
     );
 
     waitingTests({ server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data, HOST_SECRET, era });
+    interactiveTests({ server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data, until, sleep, SECRET, HOST_SECRET, era, primary: !via.limitElsewhere, renewsOnConnect: !!provider.renewsOnConnect, killSandbox, forgetSandbox: (id) => sandboxes.delete(id), run, statusRecord });
 
     test("kill -9 of the server during start_task never loses the task", { timeout: 90000 }, async () => {
       const a = await server();

@@ -235,6 +235,31 @@ export function waitingTests(h) {
     await assert.rejects(drain(bt.callToolStream({ name: "start_task", arguments: { sandbox_id: sb, command: "" } }, CallToolResultSchema, { task: {} })).then((m) => { if (m.at(-1).type === "error") throw m.at(-1).error; }), (e) => /command/.test(e.message));
     await closeServer(b);
   });
+
+  // An MCP task's handle is the task's: write_task feeds one started with
+  // stdin "pipe", and its result shows the new fields.
+  test("MCP tasks: write_task feeds a start_task run as an MCP task; its result says stdin and ended_by", { timeout: 90000 }, async () => {
+    const a = await server();
+    const sb = await createSandbox(a);
+    const it = tasksOf(a.client)
+      .callToolStream({ name: "start_task", arguments: { sandbox_id: sb, command: "wc -l", stdin: "pipe" } }, CallToolResultSchema, { task: { ttl: 60000 } })
+      [Symbol.asyncIterator]();
+    const first = (await it.next()).value;
+    assert.equal(first.type, "taskCreated");
+    const [sbOf, taskOf] = first.task.taskId.split("/");
+    const w = ok(await call(a, "write_task", { sandbox_id: sbOf, task_id: taskOf, data: "a\nb\n", eof: true }), "write_task");
+    assert.equal(w.written, 4);
+    let end;
+    for (let n = await it.next(); !n.done; n = await it.next()) end = n.value;
+    assert.equal(end.type, "result", JSON.stringify(end));
+    const body = end.result.structuredContent;
+    assert.equal(body.state, "succeeded");
+    assert.equal(body.stdout.trim(), "2");
+    assert.equal(body.stdin, "pipe");
+    assert.equal(body.ended_by, "exit");
+    assert.equal(body.signal, null);
+    await closeServer(a);
+  });
 }
 
 const SERVER_INFO = "io.modelcontextprotocol/serverInfo";
@@ -380,5 +405,22 @@ function modernTasksTest(h) {
     const bad = error(await callAsTask(rb, "start_task", { sandbox_id: sb, command: "" }), -32602, "bad arguments");
     assert.match(bad.message, /command/);
     await closeServer(b);
+  });
+
+  test("MCP Tasks extension (2026-07-28): write_task feeds a start_task run as a task; its result says stdin and ended_by", { timeout: 90000 }, async () => {
+    const a = await server();
+    const ra = rawChannel(a);
+    const sb = await createSandbox(a);
+    const st = created(await callAsTask(ra, "start_task", { sandbox_id: sb, command: "wc -l", stdin: "pipe" }), sb, "start_task with stdin as a task");
+    const w = data(await call(a, "write_task", { sandbox_id: sb, task_id: st.task_id, data: "a\nb\n", eof: true }));
+    assert.equal(w.written, 4);
+    const done = await settle(ra, st.taskId);
+    assert.equal(done.status, "completed", JSON.stringify(done));
+    const body = done.result.structuredContent;
+    assert.equal(body.state, "succeeded");
+    assert.equal(body.stdout.trim(), "2");
+    assert.equal(body.stdin, "pipe");
+    assert.equal(body.ended_by, "exit");
+    await closeServer(a);
   });
 }

@@ -7,6 +7,9 @@ let fake;
 
 export default {
   name: "e2b",
+  // connect extends a sandbox's life to default_lifetime (as E2B's own
+  // connect does): a sandbox in use does not run out.
+  renewsOnConnect: true,
 
   async setup({ sandboxEnv = {} } = {}) {
     // envd hands commands its own PATH; prefer the system's python3 over
