@@ -19,16 +19,22 @@ static unsigned find(const struct tb_task_ring *r, const char *key)
 	return TB_TASK_RING_MAX;
 }
 
+/* Writes the pair's key into key (sizeof a ring's keys[0] bytes). */
+static void key_of(char *key, size_t len, const char *sandbox_id,
+                   const char *task_id)
+{
+	snprintf(key, len, "%s/%s", sandbox_id, task_id);
+}
+
 bool tb_task_ring_add(struct tb_task_ring *r, const char *sandbox_id,
                       const char *task_id)
 {
 	char key[sizeof(r->keys[0])];
 	bool added;
 
-	snprintf(key, sizeof(key), "%s/%s", sandbox_id, task_id);
+	key_of(key, sizeof(key), sandbox_id, task_id);
 	pthread_mutex_lock(&r->lock);
-	added = find(r, key) == TB_TASK_RING_MAX;
-	if (added) {
+	if ((added = find(r, key) == TB_TASK_RING_MAX)) {
 		memcpy(r->keys[r->next], key, sizeof(key));
 		r->next = (r->next + 1) % TB_TASK_RING_MAX;
 	}
@@ -42,7 +48,7 @@ bool tb_task_ring_has(struct tb_task_ring *r, const char *sandbox_id,
 	char key[sizeof(r->keys[0])];
 	bool found;
 
-	snprintf(key, sizeof(key), "%s/%s", sandbox_id, task_id);
+	key_of(key, sizeof(key), sandbox_id, task_id);
 	pthread_mutex_lock(&r->lock);
 	found = find(r, key) != TB_TASK_RING_MAX;
 	pthread_mutex_unlock(&r->lock);

@@ -135,18 +135,9 @@ static void send_control(int fd, const char *id, const char *line)
 static int lock_stdin(const char *tdir)
 {
 	char path[TB_MAX_PATH + 128];
-	int fd;
 
 	snprintf(path, sizeof(path), "%s/stdin.lock", tdir);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		tb_refuse(TB_INTERNAL, "internal error: %s: %s", path,
-		          strerror(errno));
-	while (flock(fd, LOCK_EX) < 0)
-		if (errno != EINTR)
-			tb_refuse(TB_INTERNAL, "internal error: lock: %s",
-			          strerror(errno));
-	return fd;
+	return tb_lock_file(path);
 }
 
 int tb_verb_write(const struct tb_opts *opts)

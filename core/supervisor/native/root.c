@@ -45,7 +45,7 @@ int tb_root_lock(const char *root, int create)
 {
 	char path[TB_MAX_PATH + 16];
 	struct stat st;
-	int fd, e;
+	int e;
 
 	if (create && (e = make_dirs(root)) != 0) {
 		if (e == ENOENT)
@@ -68,7 +68,13 @@ int tb_root_lock(const char *root, int create)
 	if (create && (st.st_mode & 07077))
 		chmod(root, 0700);
 	snprintf(path, sizeof(path), "%s/.lock", root);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	return tb_lock_file(path);
+}
+
+int tb_lock_file(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
 	if (fd < 0)
 		tb_refuse(TB_INTERNAL, "internal error: %s: %s", path,
 		          strerror(errno));

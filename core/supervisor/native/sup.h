@@ -278,6 +278,9 @@ int tb_spawn(const struct tb_job *job, const struct tb_child_fds *fds,
 /* Checks (with CREATE makes, 0700) the root; returns the locked .lock fd,
  * or -1 when the root is absent. Refuses like docs/supervisor.md says. */
 int tb_root_lock(const char *root, int create);
+/* Opens (creating, 0600) and exclusively flock(2)s PATH; returns the fd.
+ * Refuses with internal on failure. */
+int tb_lock_file(const char *path);
 /* Number of task directories in ROOT; fills NAMES (33 bytes each, up to
  * MAX) when not NULL. Refuses a root that is not a directory. */
 size_t tb_task_names(const char *root, char (*names)[33], size_t max);
