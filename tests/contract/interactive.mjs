@@ -5,9 +5,10 @@
 // ended_by / signal telling how each task ended, every value reached for
 // real. Called from contractSuite with its helpers.
 //
-// h.primary is false on a provider's secondary runs (another transport or
-// era, limitElsewhere): nothing here depends on those, so they run only the
-// quick smoke test (a pipe written and closed through `wc -l`).
+// h.primary is true only on a provider's first run (stdio, the SDK v1
+// client, not limitElsewhere): nothing here depends on the transport or the
+// era, so the other runs take only the quick smoke test (a pipe written and
+// closed through `wc -l`).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";

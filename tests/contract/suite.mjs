@@ -821,7 +821,7 @@ export function contractSuite(provider, via = {}) {
     );
 
     waitingTests({ server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data, HOST_SECRET, era });
-    interactiveTests({ server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data, until, sleep, SECRET, HOST_SECRET, era, primary: !via.limitElsewhere, renewsOnConnect: !!provider.renewsOnConnect, killSandbox, forgetSandbox: (id) => sandboxes.delete(id), run, statusRecord });
+    interactiveTests({ server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data, until, sleep, SECRET, HOST_SECRET, era, primary: !via.limitElsewhere && transport === "stdio" && client === "v1", renewsOnConnect: !!provider.renewsOnConnect, killSandbox, forgetSandbox: (id) => sandboxes.delete(id), run, statusRecord });
 
     test("kill -9 of the server during start_task never loses the task", { timeout: 90000 }, async () => {
       const a = await server();
