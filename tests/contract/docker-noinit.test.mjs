@@ -4,4 +4,4 @@
 import { contractSuite } from "./suite.mjs";
 import { dockerProvider } from "./providers/docker.mjs";
 
-contractSuite(dockerProvider({ noInit: true }));
+contractSuite(dockerProvider({ noInit: true }), { interactiveElsewhere: true });

@@ -10,7 +10,8 @@
 // Everything the suite does inside a sandbox goes through the tools, so it
 // holds for every provider.
 //
-// contractSuite(provider, { transport, client, limitElsewhere }) runs it
+// contractSuite(provider, { transport, client, limitElsewhere,
+// interactiveElsewhere }) runs it
 // over a transport ("stdio" or "http") with a client ("v1", "v2",
 // "v2-modern" or "v2-auto"); startServer's defaults (tests/lib/client.mjs)
 // when not given. Each server() is a process of its own on either transport.
@@ -18,6 +19,9 @@
 // does: on stdio by closing stdin (the process exits), over HTTP by the
 // client's DELETE, the process staying up, so that the DELETE alone can have
 // destroyed anything (endSession below).
+//
+// interactiveElsewhere: true runs only the smoke test of the interactive
+// tests (interactive.mjs), which another run of the provider runs whole.
 //
 // limitElsewhere: true skips the per-sandbox task limit (128 real task
 // starts, several minutes on a container engine), which the supervisor in
@@ -821,7 +825,7 @@ export function contractSuite(provider, via = {}) {
     );
 
     waitingTests({ server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data, HOST_SECRET, era });
-    interactiveTests({ server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data, until, sleep, SECRET, HOST_SECRET, era, primary: !via.limitElsewhere && transport === "stdio" && client === "v1", renewsOnConnect: !!provider.renewsOnConnect, killSandbox, forgetSandbox: (id) => sandboxes.delete(id), run, statusRecord });
+    interactiveTests({ server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data, until, sleep, SECRET, HOST_SECRET, era, primary: !via.limitElsewhere && !via.interactiveElsewhere && transport === "stdio" && client === "v1", renewsOnConnect: !!provider.renewsOnConnect, killSandbox, forgetSandbox: (id) => sandboxes.delete(id), run, statusRecord });
 
     test("kill -9 of the server during start_task never loses the task", { timeout: 90000 }, async () => {
       const a = await server();
