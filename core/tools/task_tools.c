@@ -118,6 +118,42 @@ int tb_task_handle_args(json_t *args, const char **sandbox_id,
 	return 0;
 }
 
+/* start_task's answer to reply (not a refusal) on box, still open: the
+ * record's fields for a task started now; for a key's earlier task, a
+ * whole view of it as it is now (its record may name a supervisor that has
+ * gone since), with reused set. NULL when out of memory. */
+static json_t *start_result(struct tb_box *box, const char *task_id,
+                            const struct tb_sup_reply *reply)
+{
+	static const struct tb_page_req first_page = {0, 0, 16384};
+	bool reused = reply->outcome == TB_SUP_RECORD && reply->rec.existing;
+	json_t *r = NULL;
+
+	if (reused && tb_task_view(box, reply->rec.task_id, &first_page, NULL,
+	                           &r, NULL)) {
+		json_decref(r); /* a tool error: fall back on the record */
+		r = NULL;
+	}
+	if (!reused)
+		tb_tool_stats_task_started();
+	if (reply->outcome == TB_SUP_RECORD &&
+	    reply->rec.state == TB_TASK_RUNNING)
+		tb_task_ring_add(&tb_tasks_seen_running, box->id,
+		                 reply->rec.task_id);
+	if (r == NULL && reply->outcome == TB_SUP_RECORD)
+		r = tb_task_fields(box->id, reply->rec.task_id,
+		                   reply->rec.state, &reply->rec,
+		                   reply->rec.error);
+	else if (r == NULL)
+		r = tb_task_fields(box->id, task_id, TB_TASK_UNKNOWN, NULL,
+		                   reply->message);
+	if (r && json_object_set_new(r, "reused", json_boolean(reused))) {
+		json_decref(r);
+		r = NULL;
+	}
+	return r;
+}
+
 int tb_start_task(tb_call *call, json_t *args, json_t **result)
 {
 	static const char *const known[] = {
@@ -187,33 +223,15 @@ int tb_start_task(tb_call *call, json_t *args, json_t **result)
 	req.cwd = cwd;
 	req.timeout_s = (unsigned)timeout;
 	tb_sup_start(&box, &req, &reply);
-	tb_box_close(&box);
 	if (reply.outcome == TB_SUP_REFUSED) {
+		tb_box_close(&box);
 		snprintf(err, sizeof(err), "sandbox %s: start refused: %.800s",
 		         box.id, reply.message);
 		tb_sup_reply_clear(&reply);
 		goto refuse;
 	}
-	if (!(reply.outcome == TB_SUP_RECORD && reply.rec.existing))
-		tb_tool_stats_task_started();
-	if (reply.outcome == TB_SUP_RECORD &&
-	    reply.rec.state == TB_TASK_RUNNING)
-		tb_task_ring_add(&tb_tasks_seen_running, box.id,
-		                 reply.rec.task_id);
-	if (reply.outcome == TB_SUP_RECORD)
-		*result =
-		    tb_task_fields(box.id, reply.rec.task_id, reply.rec.state,
-		                   &reply.rec, reply.rec.error);
-	else
-		*result = tb_task_fields(box.id, task_id, TB_TASK_UNKNOWN, NULL,
-		                         reply.message);
-	if (*result &&
-	    json_object_set_new(*result, "reused",
-	                        json_boolean(reply.outcome == TB_SUP_RECORD &&
-	                                     reply.rec.existing))) {
-		json_decref(*result);
-		*result = NULL;
-	}
+	*result = start_result(&box, task_id, &reply);
+	tb_box_close(&box);
 	tb_sup_reply_clear(&reply);
 	return tb_result_or_oom(result);
 refuse:

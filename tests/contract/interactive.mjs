@@ -370,7 +370,7 @@ export function interactiveTests(h) {
     const killed = await start(s, sb, "kill -9 $$");
     const tout = await start(s, sb, "sleep 30", { timeout: 1 });
     const canc = await start(s, sb, "sleep 300");
-    const lost = await start(s, sb, "sleep 300");
+    const lost = await start(s, sb, "sleep 300", { idempotency_key: "lost-1" });
 
     const r1 = await ended(s, sb, exit3.task_id);
     assert.equal(r1.state, "failed");
@@ -411,6 +411,12 @@ export function interactiveTests(h) {
     const r5b = await getTask(fresh, sb, lost.task_id);
     assert.equal(r5b.state, "unknown");
     assert.equal(r5b.ended_by, "supervisor_lost", "a server that never saw it alive says the same");
+    // A retry of its start finds it as it is, not as its record says.
+    const again = await start(fresh, sb, "sleep 300", { idempotency_key: "lost-1" });
+    assert.equal(again.task_id, lost.task_id);
+    assert.equal(again.reused, true);
+    assert.equal(again.state, "unknown", JSON.stringify(again));
+    assert.equal(again.ended_by, "supervisor_lost");
     await closeServer(fresh);
 
     const l = ok(await call(s, "list_tasks", { sandbox_id: sb }), "list_tasks");
