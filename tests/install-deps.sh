@@ -15,7 +15,7 @@ export DEBIAN_FRONTEND=noninteractive
 build_pkgs="gcc g++ make git xz-utils ca-certificates
 	autoconf automake libtool autoconf-archive pkg-config
 	libjansson-dev libcurl4-openssl-dev libltdl-dev libcriterion-dev
-	libmicrohttpd-dev"
+	libmicrohttpd-dev libyaml-dev libssl-dev libwslay-dev"
 # The checks: valgrind, the sanitizer and fuzzer runtime, clang-format.
 check_pkgs="valgrind clang clang-format libclang-rt-14-dev"
 # The tests' real parts: the supervisor's fallback (python3), the local
@@ -53,10 +53,12 @@ done
 # init_path default); without it every create_sandbox fails.
 [ -x /usr/libexec/podman/catatonit ] ||
 	missing+=("podman's init binary /usr/libexec/podman/catatonit (package catatonit)")
-for pc in jansson libcurl criterion libmicrohttpd; do
+for pc in jansson libcurl criterion libmicrohttpd yaml-0.1 libcrypto; do
 	pkg-config --exists "$pc" || missing+=("pkg-config module $pc")
 done
 [ -f /usr/include/ltdl.h ] || missing+=("header ltdl.h (package libltdl-dev)")
+[ -f /usr/include/wslay/wslay.h ] ||
+	missing+=("header wslay/wslay.h (package libwslay-dev)")
 if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; return (int)n * 0; }' |
 	clang -x c -fsanitize=fuzzer,address -o /dev/null - 2>/dev/null; then
 	missing+=("clang's libFuzzer runtime (package libclang-rt-14-dev)")

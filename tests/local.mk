@@ -16,7 +16,7 @@ endif
 
 AM_TESTS_ENVIRONMENT = \
 	TASKBOX_BIN='$(abs_top_builddir)/taskbox'; export TASKBOX_BIN; \
-	TASKBOX_PLUGIN_PATH='$(abs_top_builddir)/plugins/local/.libs:$(abs_top_builddir)/plugins/docker/.libs:$(abs_top_builddir)/plugins/e2b/.libs'; \
+	TASKBOX_PLUGIN_PATH='$(abs_top_builddir)/plugins/local/.libs:$(abs_top_builddir)/plugins/docker/.libs:$(abs_top_builddir)/plugins/e2b/.libs:$(abs_top_builddir)/plugins/k8s/.libs'; \
 	export TASKBOX_PLUGIN_PATH; \
 	TASKBOX_SRCDIR='$(abs_top_srcdir)'; export TASKBOX_SRCDIR; \
 	TASKBOX_BUILDDIR='$(abs_top_builddir)'; export TASKBOX_BUILDDIR; \

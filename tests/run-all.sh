@@ -175,7 +175,13 @@ HTTP_PROVIDER_TESTS="$HTTP_PROVIDER_TESTS tests/http/replicas.test.mjs"
 
 # The fuzz runs build their own clang target with ASan and UBSan, whatever
 # the stage, and run it outside valgrind: one stage (asan) runs them.
-FUZZ_TESTS="tests/fuzz/run.sh tests/fuzz/tools.sh tests/e2b/fuzz.sh"
+FUZZ_TESTS="tests/fuzz/run.sh tests/fuzz/tools.sh tests/e2b/fuzz.sh tests/k8s/fuzz.sh"
+
+# The k8s provider's contract suite against the fake apiserver (about 5.5
+# and 2 min), and the kubectl judge of that fake (no C code of ours runs in
+# it): one stage (asan) runs them, as it runs the engine tests.
+K8S_TESTS="tests/contract/k8s.test.mjs tests/contract/k8s-sandbox.test.mjs"
+K8S_TESTS="$K8S_TESTS tests/k8s/kubectl-judge.sh"
 
 stage_gcc() {
 	local logs=$builds/gcc-vg-logs rc=0
@@ -183,7 +189,7 @@ stage_gcc() {
 	mkdir -p "$logs"
 	TASKBOX_TEST_WRAPPER="$src/tests/vg --server" \
 		TASKBOX_VG_LOGDIR=$logs \
-		check_skip="$ENGINE_TESTS $HTTP_PROVIDER_TESTS $FUZZ_TESTS" \
+		check_skip="$ENGINE_TESTS $HTTP_PROVIDER_TESTS $FUZZ_TESTS $K8S_TESTS" \
 		build_and_check gcc || rc=1
 	# Valgrind's findings in the servers the integration tests started.
 	local bad
