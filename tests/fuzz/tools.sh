@@ -28,13 +28,28 @@ sh "$srcdir/tests/fuzz/run.sh" tools 30 "$here/tools_corpus" jansson -- \
 		2>/dev/null) \
 	"$builddir/core/supervisor/supervisor_source.c" -lltdl -lpthread -lm
 rc=$?
-# What a sandbox started must be gone with it.
-left=$({
-	grep -lsz 'taskbox-fuzz-tool[s]' /proc/[0-9]*/cmdline
-	find /proc/[0-9]* -maxdepth 1 -name cwd -lname '*taskbox-fuzz-tools.*'
-} 2>/dev/null | head -n 5)
+# What a sandbox started must be gone with it. Destroy signals a sandbox's
+# reaper and returns (reaper.c): on a loaded machine it may take a moment
+# to exit, so a process counts as left behind only when it is still there
+# 5 s later.
+leftovers() {
+	{
+		grep -lsz 'taskbox-fuzz-tool[s]' /proc/[0-9]*/cmdline
+		find /proc/[0-9]* -maxdepth 1 -name cwd -lname '*taskbox-fuzz-tools.*'
+	} 2>/dev/null | head -n 5
+}
+i=0
+while [ -n "$(leftovers)" ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+left=$(leftovers)
 if [ -n "$left" ]; then
 	echo "fuzz: processes left behind: $left" >&2
+	for f in $left; do
+		d=${f%/*}
+		echo "  ${d#/proc/}: $(tr '\0' ' ' <"$d/cmdline" 2>/dev/null | cut -c1-200)" >&2
+	done
 	rc=1
 fi
 exit $rc
