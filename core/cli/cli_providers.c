@@ -10,6 +10,7 @@
 #include "host/loader.h"
 #include "host/provider_check.h"
 #include "tasks/sup_native.h"
+#include "tasks/sup_upload.h"
 
 /* Loads one candidate file, prints one line about it, unloads it. */
 static void list_plugin(const char *name, const char *path, void *arg)
@@ -43,6 +44,7 @@ static unsigned probe_instances(const struct tb_config *cfg)
 		                      : "";
 		struct tb_plugin *plugin;
 		void *handle;
+		int native;
 		char err[1024];
 
 		if (tb_instance_start(ci->name, ci->plugin, ci->settings_json,
@@ -51,16 +53,21 @@ static unsigned probe_instances(const struct tb_config *cfg)
 			failed++;
 			continue;
 		}
+		native = tb_sup_native_for(tb_plugin_desc(plugin));
 		printf("  ok        %s%s: plugin %s %s, ABI %u.%u, %s, "
-		       "supervisor %s\n",
+		       "supervisor %s%s%s\n",
 		       ci->name, tag, tb_plugin_desc(plugin)->name,
 		       tb_plugin_desc(plugin)->version,
 		       (unsigned)tb_plugin_desc(plugin)->abi_major,
 		       (unsigned)tb_plugin_desc(plugin)->abi_minor,
 		       tb_plugin_file(plugin),
-		       tb_sup_native_for(tb_plugin_desc(plugin))
-		           ? tb_sup_native_path()
-		           : "python3");
+		       native ? tb_sup_native_path() : "python3",
+		       !native && tb_sup_static_sandbox_path()
+		           ? ", else a copy of "
+		           : "",
+		       !native && tb_sup_static_sandbox_path()
+		           ? tb_sup_static_host_path()
+		           : "");
 		tb_instance_stop(plugin, handle);
 	}
 	return failed;

@@ -18,7 +18,8 @@ core/supervisor/supervisor_source.c: $(srcdir)/core/supervisor/taskbox_superviso
 # $TB_SUPERVISOR selects another implementation of docs/supervisor.md.
 TESTS += tests/supervisor/conformance.sh tests/supervisor/conformance-native.sh
 EXTRA_DIST += tests/supervisor/conformance.sh tests/supervisor/conformance.py \
-	tests/supervisor/conformance-native.sh
+	tests/supervisor/conformance-native.sh \
+	tests/supervisor/conformance-static.sh
 
 # The native supervisor: the same verbs, files and rules in C, libc only,
 # for hosts that can run their own programs in the sandbox (a provider with
@@ -36,6 +37,17 @@ taskbox_supervisor_SOURCES = core/supervisor/native/main.c \
 	core/supervisor/native/input.c core/supervisor/native/base64.c \
 	core/supervisor/native/signame.c core/supervisor/native/sup.h
 taskbox_supervisor_CFLAGS = $(AM_CFLAGS)
+
+# The same program linked statically, without sanitizers and stripped: the
+# host uploads it into a sandbox that has no python3 (core/tasks/sup_upload.c),
+# whatever C library the sandbox's image carries.
+if STATIC_SUPERVISOR
+pkglibexec_PROGRAMS += taskbox-supervisor-static
+TESTS += tests/supervisor/conformance-static.sh
+taskbox_supervisor_static_SOURCES = $(taskbox_supervisor_SOURCES)
+taskbox_supervisor_static_CFLAGS = -std=c11 $(WARN_CFLAGS)
+taskbox_supervisor_static_LDFLAGS = -all-static -s
+endif
 
 # The host's choice between the two (core/tasks/sup_native.c).
 libtaskbox_core_la_SOURCES += core/tasks/sup_native.c

@@ -75,6 +75,14 @@ bool tb_box_batches_reads(const struct tb_box *box);
 
 void tb_read_items_free(struct taskbox_read_item *const *items, size_t count);
 
+/* Writes the whole file PATH (created or replaced, with permission bits
+ * MODE, missing parents created) through the provider's write_file, or
+ * through exec where it has none. Returns the provider's status; on failure
+ * err names the sandbox and the path. */
+int tb_box_write(struct tb_box *box, const char *path,
+                 const unsigned char *data, size_t len, uint32_t mode,
+                 char *err, size_t errlen);
+
 /* Sets the sandbox to live lifetime_s from now when the provider can; 0
  * when done or not offered (renewal is best effort and only logged). */
 void tb_box_renew(struct tb_box *box, uint32_t lifetime_s);

@@ -3,11 +3,13 @@
 # (included from core/local.mk)
 libtaskbox_core_la_SOURCES += \
 	core/tasks/box.c \
+	core/tasks/box_write.c \
 	core/tasks/host_mask.c \
 	core/tasks/pid_watch.c \
 	core/tasks/record_cache.c \
 	core/tasks/session.c \
 	core/tasks/sup_client.c \
+	core/tasks/sup_upload.c \
 	core/tasks/sup_record.c \
 	core/tasks/task_id.c \
 	core/tasks/task_list.c \
@@ -21,6 +23,7 @@ noinst_HEADERS += \
 	core/tasks/record_cache.h \
 	core/tasks/session.h \
 	core/tasks/sup_client.h \
+	core/tasks/sup_upload.h \
 	core/tasks/sup_record.h \
 	core/tasks/task_id.h \
 	core/tasks/task_list.h \

@@ -15,6 +15,7 @@
 #include "tasks/record_cache.h"
 #include "tasks/sup_client.h"
 #include "tasks/sup_native.h"
+#include "tasks/sup_upload.h"
 #include "tasks/task_ring.h"
 
 /* Time allowed for the start and remove verbs: a python3 start-up plus a
@@ -36,11 +37,12 @@ void tb_sup_reply_clear(struct tb_sup_reply *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* The native supervisor never ran: no output, a failed exec, and an exit
- * status or a message of the exec itself (126/127, or its path on stderr,
- * as bwrap reports a missing program). The supervisor itself never writes
- * to stderr, and a crash of it is not taken for this. */
-static int native_not_run(const struct taskbox_exec_result *res)
+/* The supervisor program never ran: no output, a failed exec, and an exit
+ * status or a message of the exec itself (126/127, or the host path on
+ * stderr, as bwrap reports a missing program). No supervisor writes to
+ * stderr or exits 126/127 itself, and a crash of one is not taken for
+ * this. */
+static int not_run(enum tb_sup_kind kind, const struct taskbox_exec_result *res)
 {
 	const char *path = tb_sup_native_path();
 
@@ -48,36 +50,59 @@ static int native_not_run(const struct taskbox_exec_result *res)
 		return 0;
 	if (res->exit_code == 126 || res->exit_code == 127)
 		return 1;
-	return path && res->err.data &&
+	return kind == TB_SUP_HOST_NATIVE && path && res->err.data &&
 	       memmem(res->err.data, res->err.len, path, strlen(path)) != NULL;
 }
 
 /* Runs the verb ARGS (the verb, then its options) with the box's
- * supervisor (sup_native.h). A native one that could not run in the
- * sandbox started nothing: the verb runs again with python3, as every
- * later verb on that instance does. */
+ * supervisor (sup_native.h). A supervisor that could not run in the
+ * sandbox started nothing, so the verb runs again with the next one: the
+ * host's native binary not visible there gives python3 (for every later
+ * verb on that instance); python3 missing gives the static binary, copied
+ * into the sandbox when it is not there yet. */
 static int exec_verb(struct tb_box *box, const char *const *args,
                      uint32_t timeout_ms, struct taskbox_exec_result *res,
                      char *err, size_t errlen)
 {
 	const char *argv[TB_SUP_PREFIX_MAX + VERB_ARGS_MAX + 1];
+	enum tb_sup_kind kind = tb_sup_choose(box);
+	int rc, uploaded = 0;
 	size_t n;
-	int rc, native = 1;
 
 again:
-	n = tb_sup_prefix(box, argv, &native);
+	n = tb_sup_prefix(kind, argv);
 	for (size_t i = 0; args[i] && i < VERB_ARGS_MAX; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	rc = tb_box_exec(box, argv, NULL, timeout_ms, VERB_OUTPUT_LIMIT, NULL,
 	                 NULL, res, err, errlen);
-	if (native && rc == TASKBOX_OK && native_not_run(res)) {
+	if (rc != TASKBOX_OK || !not_run(kind, res))
+		return rc;
+	switch (kind) {
+	case TB_SUP_HOST_NATIVE:
 		tb_sup_native_unusable(box, res->exit_code);
+		kind = TB_SUP_PYTHON;
+		break;
+	case TB_SUP_PYTHON:
+		tb_sup_mark_pythonless(box);
+		kind = TB_SUP_STATIC;
+		if (tb_sup_static_sandbox_path() != NULL)
+			break; /* another process may have copied it */
+		/* Nothing to copy: tb_sup_upload says so. */
 		tb_exec_result_free(res);
-		native = 0;
+		return tb_sup_upload(box, err, errlen);
+	case TB_SUP_STATIC:
+		if (uploaded)
+			return rc; /* copied but not runnable: reported as is */
+		uploaded = 1;
+		tb_exec_result_free(res);
+		rc = tb_sup_upload(box, err, errlen);
+		if (rc != TASKBOX_OK)
+			return rc;
 		goto again;
 	}
-	return rc;
+	tb_exec_result_free(res);
+	goto again;
 }
 
 /* Runs the verb ARGS and sorts its output into reply. */

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "host/registry.h"
 #include "tasks/sup_native.h"
+#include "tasks/sup_upload.h"
 #include "supervisor/supervisor_source.h"
 
 #define NATIVE_NAME "taskbox-supervisor"
@@ -23,48 +24,64 @@ static const struct tb_instance *unusable[UNUSABLE_MAX];
 static size_t n_unusable;
 static pthread_mutex_t unusable_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Keeps PATH (DIR_LEN bytes of a directory, then NAME) when it is an
- * absolute path to an executable. */
-static int try_path(const char *dir, size_t dir_len, const char *name)
+/* Writes DIR_LEN bytes of DIR, then /NAME (when NAME), into out and keeps
+ * it when it is an absolute path to an executable; else empties out. */
+static int try_path(char *out, size_t outlen, const char *dir, size_t dir_len,
+                    const char *name)
 {
-	int n = snprintf(native_path, sizeof(native_path), "%.*s%s%s",
-	                 (int)dir_len, dir, name ? "/" : "", name ? name : "");
+	int n = snprintf(out, outlen, "%.*s%s%s", (int)dir_len, dir,
+	                 name ? "/" : "", name ? name : "");
 
-	if (n > 0 && (size_t)n < sizeof(native_path) && native_path[0] == '/' &&
-	    access(native_path, X_OK) == 0)
+	if (n > 0 && (size_t)n < outlen && out[0] == '/' &&
+	    access(out, X_OK) == 0)
 		return 1;
-	native_path[0] = '\0';
+	out[0] = '\0';
+	return 0;
+}
+
+int tb_sup_find_program(const char *name, char *out, size_t outlen)
+{
+	char exe[PATH_MAX];
+	const char *slash;
+	ssize_t n;
+
+	/* A build directory's taskbox finds the build's programs. */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash &&
+		    try_path(out, outlen, exe, (size_t)(slash - exe), name))
+			return 1;
+	}
+	return try_path(out, outlen, TB_PKGLIBEXECDIR, strlen(TB_PKGLIBEXECDIR),
+	                name);
+}
+
+int tb_sup_env_program(const char *var, char *out, size_t outlen)
+{
+	const char *env = getenv(var);
+
+	if (try_path(out, outlen, env, strlen(env), NULL))
+		return 1;
+	tb_log(TB_LOG_WARN,
+	       "%s=%.200s is not an absolute path to an executable", var, env);
 	return 0;
 }
 
 static void find_native(void)
 {
 	const char *env = getenv("TASKBOX_SUPERVISOR");
-	char exe[PATH_MAX];
-	const char *slash;
-	ssize_t n;
 
 	if (env && *env) {
-		if (strcmp(env, "python3") == 0 ||
-		    try_path(env, strlen(env), NULL))
-			goto out;
-		tb_log(
-		    TB_LOG_WARN,
-		    "TASKBOX_SUPERVISOR=%.200s is not an absolute path to an "
-		    "executable; tasks use the python3 supervisor",
-		    env);
-		goto out;
+		if (strcmp(env, "python3") != 0 &&
+		    !tb_sup_env_program("TASKBOX_SUPERVISOR", native_path,
+		                        sizeof(native_path)))
+			tb_log(TB_LOG_WARN, "tasks use the python3 supervisor");
+	} else {
+		tb_sup_find_program(NATIVE_NAME, native_path,
+		                    sizeof(native_path));
 	}
-	/* A build directory's taskbox finds the build's supervisor. */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash && try_path(exe, (size_t)(slash - exe), NATIVE_NAME))
-			goto out;
-	}
-	try_path(TB_PKGLIBEXECDIR, strlen(TB_PKGLIBEXECDIR), NATIVE_NAME);
-out:
 	tb_log(TB_LOG_DEBUG, "native supervisor: %s",
 	       native_path[0] ? native_path : "none, python3 only");
 }
@@ -92,13 +109,26 @@ static int marked_unusable(const struct tb_instance *inst)
 	return found;
 }
 
-size_t tb_sup_prefix(const struct tb_box *box, const char **argv, int *native)
+enum tb_sup_kind tb_sup_choose(const struct tb_box *box)
 {
-	*native =
-	    tb_sup_native_for(box->inst->plugin) && !marked_unusable(box->inst);
-	if (*native) {
-		argv[0] = native_path;
+	if (tb_sup_native_for(box->inst->plugin) && !marked_unusable(box->inst))
+		return TB_SUP_HOST_NATIVE;
+	if (tb_sup_pythonless(box) && tb_sup_static_sandbox_path() != NULL)
+		return TB_SUP_STATIC;
+	return TB_SUP_PYTHON;
+}
+
+size_t tb_sup_prefix(enum tb_sup_kind kind, const char **argv)
+{
+	switch (kind) {
+	case TB_SUP_HOST_NATIVE:
+		argv[0] = tb_sup_native_path();
 		return 1;
+	case TB_SUP_STATIC:
+		argv[0] = tb_sup_static_sandbox_path();
+		return 1;
+	case TB_SUP_PYTHON:
+		break;
 	}
 	/* -S: the supervisor needs nothing from site-packages. */
 	argv[0] = "python3";

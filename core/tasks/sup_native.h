@@ -1,6 +1,7 @@
 /* Which supervisor runs the verbs on a box: the native taskbox-supervisor
  * where the provider runs commands on this host (TASKBOX_FEATURE_HOST_EXEC)
- * and the binary is found, else the portable python3 one. */
+ * and the binary is found, else the portable python3 one, else (a sandbox
+ * without python3) the static native one copied into it (sup_upload.h). */
 #ifndef TB_SUP_NATIVE_H
 #define TB_SUP_NATIVE_H
 
@@ -17,13 +18,33 @@
  * $(pkglibexecdir). Thread-safe. */
 const char *tb_sup_native_path(void);
 
+/* Finds the program NAME beside the running taskbox executable, then in
+ * $(pkglibexecdir); writes its absolute path into out. Returns 1 if found,
+ * else 0 with out empty. */
+int tb_sup_find_program(const char *name, char *out, size_t outlen);
+
+/* Takes $VAR (set and non-empty) as an absolute path to an executable into
+ * out. Returns 1, or 0 with out empty and a warning logged. */
+int tb_sup_env_program(const char *var, char *out, size_t outlen);
+
 /* True when the verbs on instances of DESC use the native supervisor. */
 int tb_sup_native_for(const struct taskbox_provider *desc);
 
-/* Writes how a verb starts on BOX into argv (the native path, or python3
- * and its flags and the embedded source) and returns how many entries.
- * *native: on entry, zero asks for python3; on return, which was chosen. */
-size_t tb_sup_prefix(const struct tb_box *box, const char **argv, int *native);
+/* The supervisors a verb can run with. */
+enum tb_sup_kind {
+	TB_SUP_PYTHON,      /* python3 -c with the embedded source */
+	TB_SUP_HOST_NATIVE, /* the host's binary, seen at its host path */
+	TB_SUP_STATIC,      /* the static binary uploaded into the sandbox */
+};
+
+/* Which supervisor BOX's verbs use first: the host's native one where the
+ * provider runs commands on this host and it ran there, the uploaded static
+ * one for a sandbox this process found without python3, else python3. */
+enum tb_sup_kind tb_sup_choose(const struct tb_box *box);
+
+/* Writes how a verb starts with KIND into argv (a path, or python3 with
+ * its flags and the embedded source) and returns how many entries. */
+size_t tb_sup_prefix(enum tb_sup_kind kind, const char **argv);
 
 /* The native supervisor could not be run on BOX's instance (the path is
  * not visible inside its sandboxes): its later verbs use python3.

@@ -8,7 +8,6 @@
 #include "base/base64.h"
 #include "tasks/host_mask.h"
 #include "tasks/box.h"
-#include "host/provider_stats.h"
 #include "tools/sandboxes.h"
 #include "tasks/session.h"
 #include "tasks/task_view.h"
@@ -18,8 +17,6 @@
 #include "host/sandbox_ref.h"
 
 #define FILE_MAX 1048576
-/* Base64 text per exec when the provider has no write_file. */
-#define CHUNK 65536
 
 static const char *const encodings[] = {"utf-8", "base64", NULL};
 
@@ -130,71 +127,12 @@ refuse:
 	return 1;
 }
 
-/* Runs one step of a write through exec: sh -c script sh path chunk. */
-static int write_step(struct tb_box *box, const char *script, const char *path,
-                      const char *chunk, char *err, size_t errlen)
-{
-	const char *argv[] = {"sh", "-c", script, "sh", path, chunk, NULL};
-	struct taskbox_exec_result res;
-	int rc;
-
-	rc = tb_box_exec(box, argv, NULL, 60000, 4096, NULL, NULL, &res, err,
-	                 errlen);
-	if (rc == TASKBOX_OK && (res.exit_code != 0 || res.timed_out)) {
-		snprintf(err, errlen, "sandbox %s: writing %s failed: %.*s",
-		         box->id, path,
-		         (int)(res.err.len > 300 ? 300 : res.err.len),
-		         res.err.data ? (const char *)res.err.data : "");
-		rc = TASKBOX_E_IO;
-	}
-	tb_exec_result_free(&res);
-	return rc;
-}
-
-/* Writes data through exec in base64 chunks into PATH.tbpart, then renames
- * it over PATH, so a failed write never leaves a half file at PATH. */
-static int write_by_exec(struct tb_box *box, const char *path,
-                         const unsigned char *data, size_t len, char *err,
-                         size_t errlen)
-{
-	static const char first[] =
-	    "mkdir -p -- \"$(dirname -- \"$1\")\" && "
-	    "printf %s \"$2\" | base64 -d > \"$1.tbpart\"";
-	static const char next[] =
-	    "printf %s \"$2\" | base64 -d >> \"$1.tbpart\"";
-	static const char last[] =
-	    "chmod 644 -- \"$1.tbpart\" && mv -f -- \"$1.tbpart\" \"$1\"";
-	size_t b64len, off = 0;
-	char *b64 = tb_base64_encode(data, len, &b64len);
-	char chunk[CHUNK + 1];
-	int rc = TASKBOX_OK;
-
-	if (b64 == NULL) {
-		snprintf(err, errlen, "out of memory encoding the content");
-		return TASKBOX_E_NOMEM;
-	}
-	do {
-		size_t n = b64len - off < CHUNK ? b64len - off : CHUNK;
-
-		memcpy(chunk, b64 + off, n);
-		chunk[n] = '\0';
-		rc = write_step(box, off == 0 ? first : next, path, chunk, err,
-		                errlen);
-		off += n;
-	} while (rc == TASKBOX_OK && off < b64len);
-	if (rc == TASKBOX_OK)
-		rc = write_step(box, last, path, "", err, errlen);
-	free(b64);
-	return rc;
-}
-
 static int write_file(tb_call *call, json_t *args, json_t **result)
 {
 	static const char *const known[] = {"path", "content", "sandbox_id",
 	                                    "encoding", NULL};
 	const char *path, *encoding, *content;
-	char err[TB_ERR_MAX], perr[TASKBOX_ERRBUF_SIZE] = "";
-	char id[TB_SANDBOX_REF_MAX];
+	char err[TB_ERR_MAX], id[TB_SANDBOX_REF_MAX];
 	unsigned char *data = NULL;
 	size_t len;
 	struct tb_box box;
@@ -235,19 +173,7 @@ static int write_file(tb_call *call, json_t *args, json_t **result)
 	    tb_box_open(id, "sandbox_id", &box, err, sizeof(err)) != TASKBOX_OK)
 		goto refuse;
 	tb_box_renew(&box, tb_session_lifetime(tb_call_session(call), box.id));
-	if (box.inst->plugin->ops.write_file) {
-		uint64_t t0 = tb_provider_call_start();
-		rc = box.inst->plugin->ops.write_file(box.conn, path, data, len,
-		                                      0644, perr, sizeof(perr));
-		tb_provider_call_end(TB_POP_WRITE_FILE, t0, rc);
-		if (rc != TASKBOX_OK)
-			snprintf(
-			    err, sizeof(err), "sandbox %s: writing %s: %s (%s)",
-			    box.id, path, tb_status_text(rc),
-			    perr[0] ? perr : "no detail from the provider");
-	} else {
-		rc = write_by_exec(&box, path, data, len, err, sizeof(err));
-	}
+	rc = tb_box_write(&box, path, data, len, 0644, err, sizeof(err));
 	tb_box_close(&box);
 	if (rc != TASKBOX_OK)
 		goto refuse;

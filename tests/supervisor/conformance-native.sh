@@ -11,7 +11,7 @@
 set -u
 here=$(dirname "$0")
 srcdir=${TASKBOX_SRCDIR:-$here/../..}
-native=${TASKBOX_BUILDDIR:-.}/taskbox-supervisor
+native=${TASKBOX_BUILDDIR:-.}/${TB_NATIVE_PROGRAM:-taskbox-supervisor}
 if [ ! -x "$native" ]; then
 	echo "conformance-native: $native is not built" >&2
 	exit 99

@@ -88,7 +88,7 @@ expect 0 'ok +work \(default\): plugin fake_good 1\.0, ABI 1\.2' \
 # Which supervisor each instance's tasks use: python3 where the provider
 # does not declare TASKBOX_FEATURE_HOST_EXEC, the build's native one on the
 # local provider.
-expect 0 'ok +work \(default\): plugin fake_good .*, supervisor python3$' \
+expect 0 'ok +work \(default\): plugin fake_good .*, supervisor python3, else a copy of /.*/taskbox-supervisor-static$' \
 	"$bin" providers --config "$tmp/good.json" --plugin-dir "$fakes"
 expect 0 'ok +local \(default\): plugin local .*, supervisor /.*/taskbox-supervisor$' \
 	env -u TASKBOX_SUPERVISOR "$bin" providers

@@ -1,0 +1,37 @@
+/* The static native supervisor for sandboxes without python3: found on the
+ * host beside taskbox, uploaded once into the sandbox under .taskbox/bin
+ * (named by its content, so versions never mix), and which sandboxes this
+ * process found without python3. */
+#ifndef TB_SUP_UPLOAD_H
+#define TB_SUP_UPLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tasks/box.h"
+
+/* The static supervisor's path on the host, or NULL when this taskbox has
+ * none: $TASKBOX_SUPERVISOR_STATIC (an absolute path), then beside the
+ * running executable, then $(pkglibexecdir). Looked up once. Thread-safe. */
+const char *tb_sup_static_host_path(void);
+
+/* Where the static supervisor lives in a sandbox, relative to the home the
+ * verbs run in (.taskbox/bin/taskbox-supervisor-<content hash>), or NULL
+ * when there is none to upload (or it could not be read). Thread-safe. */
+const char *tb_sup_static_sandbox_path(void);
+
+/* Whether this process found BOX's sandbox without python3. */
+bool tb_sup_pythonless(const struct tb_box *box);
+
+/* Remembers that BOX's sandbox has no python3 (the most recent 256 sandboxes
+ * are kept). Thread-safe. */
+void tb_sup_mark_pythonless(const struct tb_box *box);
+
+/* Copies the static supervisor into BOX's sandbox at
+ * tb_sup_static_sandbox_path(): checks the sandbox's machine type against
+ * the host's, writes a temporary file with mode 0700 and renames it into
+ * place (concurrent uploads are harmless). Returns the provider's status,
+ * or TASKBOX_E_UNSUPPORTED with err saying why it cannot be used there. */
+int tb_sup_upload(struct tb_box *box, char *err, size_t errlen);
+
+#endif /* TB_SUP_UPLOAD_H */
