@@ -181,6 +181,7 @@ FUZZ_TESTS="tests/fuzz/run.sh tests/fuzz/tools.sh tests/e2b/fuzz.sh tests/k8s/fu
 # and 2 min), and the kubectl judge of that fake (no C code of ours runs in
 # it): one stage (asan) runs them, as it runs the engine tests.
 K8S_TESTS="tests/contract/k8s.test.mjs tests/contract/k8s-sandbox.test.mjs"
+K8S_TESTS="$K8S_TESTS tests/contract/k8s-nopython.test.mjs"
 K8S_TESTS="$K8S_TESTS tests/k8s/kubectl-judge.sh"
 
 stage_gcc() {

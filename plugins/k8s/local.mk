@@ -43,8 +43,9 @@ EXTRA_DIST += tests/k8s/fuzz.sh tests/k8s/fuzz_channels.c \
 # driver (any plugin), and the provider contract suite on both kinds.
 EXTRA_DIST += tests/k8s/plugin-driver.mjs tests/k8s/fake.mjs \
 	tests/k8s/faults.test.mjs tests/contract/providers/k8s.mjs \
-	tests/contract/k8s.test.mjs tests/contract/k8s-sandbox.test.mjs
+	tests/contract/k8s.test.mjs tests/contract/k8s-sandbox.test.mjs \
+	tests/contract/k8s-nopython.test.mjs
 if INTEGRATION_TESTS
 TESTS += tests/k8s/faults.test.mjs tests/contract/k8s.test.mjs \
-	tests/contract/k8s-sandbox.test.mjs
+	tests/contract/k8s-sandbox.test.mjs tests/contract/k8s-nopython.test.mjs
 endif

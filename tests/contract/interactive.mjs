@@ -28,6 +28,8 @@ function plain(text) {
 export function interactiveTests(h) {
   const { server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, until, SECRET } = h;
   const heavy = h.primary ? false : "checked by this provider's primary run: no transport or era changes it";
+  // The tests whose command is a python3 program need one in the image.
+  const needsPython = heavy || (h.noPython ? "the sandbox's image has no python3" : false);
 
   async function write(s, sandbox_id, task_id, data, extra = {}) {
     return ok(await call(s, "write_task", { sandbox_id, task_id, data, ...extra }), `write_task ${JSON.stringify(data).slice(0, 40)}`);
@@ -197,7 +199,7 @@ export function interactiveTests(h) {
     await closeServer(s);
   });
 
-  test("tty: a python3 REPL driven through a terminal (prompt, echo, exit)", { timeout: 90000, skip: heavy }, async () => {
+  test("tty: a python3 REPL driven through a terminal (prompt, echo, exit)", { timeout: 90000, skip: needsPython }, async () => {
     const s = await server();
     const sb = await createSandbox(s);
     // PYTHON_BASIC_REPL: the plain REPL whatever python3's version (3.13's
@@ -225,7 +227,7 @@ export function interactiveTests(h) {
     await closeServer(s);
   });
 
-  test("tty: rows and cols at start, resize_task changes them and signals the task", { timeout: 90000, skip: heavy }, async () => {
+  test("tty: rows and cols at start, resize_task changes them and signals the task", { timeout: 90000, skip: needsPython }, async () => {
     const s = await server();
     const sb = await createSandbox(s);
     // The defaults: 24 rows, 80 columns.

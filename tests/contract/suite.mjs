@@ -259,6 +259,31 @@ export function contractSuite(provider, via = {}) {
       await provider.teardown();
     });
 
+    // An image without python3: the first verb finds it missing, the server
+    // copies its static supervisor in (one file, named by its content), and
+    // a second server process uses that copy without copying again.
+    test("without python3 in the image, the verbs run with the static supervisor copied in", { timeout: 120000, skip: provider.noPython ? false : "the image has python3" }, async () => {
+      const s = await server();
+      const sb = await createSandbox(s);
+      const py = await run(s, sb, "command -v python3 || echo none");
+      assert.equal(py.stdout.trim(), "none", "the image has no python3");
+      assert.deepEqual((await run(s, sb, "ls -a .taskbox/bin 2>/dev/null || true")).stdout.trim(), "");
+      const t = await start(s, sb, "echo one; sleep 30");
+      assert.equal(t.state, "running");
+      const copies = async (x) => (await run(x, sb, "ls -l .taskbox/bin")).stdout.trim().split("\n").filter((x) => x && !x.startsWith("total"));
+      const first = await copies(s);
+      assert.equal(first.length, 1, first.join("\n"));
+      assert.match(first[0], /^-rwx------ .* taskbox-supervisor-[0-9a-f]{16}$/);
+      await closeServer(s);
+      const s2 = await server();
+      const c = ok(await call(s2, "cancel_task", { sandbox_id: sb, task_id: t.task_id }), "cancel_task");
+      assert.equal(c.state, "cancelled", JSON.stringify(c));
+      assert.match(c.stdout, /^one\n/);
+      assert.deepEqual(await copies(s2), first, "the second server used the copy");
+      await killSandbox(s2, sb);
+      await closeServer(s2);
+    });
+
     test("the whole scenario: start, kill the server, reconnect, read, cancel, clean up", { timeout: 120000 }, async () => {
       const a = await server();
       const sb = await createSandbox(a);
@@ -825,7 +850,7 @@ export function contractSuite(provider, via = {}) {
     );
 
     waitingTests({ server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data, HOST_SECRET, era });
-    interactiveTests({ server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data, until, sleep, SECRET, HOST_SECRET, era, primary: !via.limitElsewhere && !via.interactiveElsewhere && transport === "stdio" && client === "v1", renewsOnConnect: !!provider.renewsOnConnect, killSandbox, forgetSandbox: (id) => sandboxes.delete(id), run, statusRecord });
+    interactiveTests({ server, closeServer, killServer, call, createSandbox, start, getTask, ok, failure, data, until, sleep, SECRET, HOST_SECRET, era, primary: !via.limitElsewhere && !via.interactiveElsewhere && transport === "stdio" && client === "v1", renewsOnConnect: !!provider.renewsOnConnect, noPython: !!provider.noPython, killSandbox, forgetSandbox: (id) => sandboxes.delete(id), run, statusRecord });
 
     test("kill -9 of the server during start_task never loses the task", { timeout: 90000 }, async () => {
       const a = await server();

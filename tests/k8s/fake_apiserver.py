@@ -335,9 +335,15 @@ def make_busybox_base(dest):
 DEVICES = (("null", 1, 3), ("zero", 1, 5), ("full", 1, 7), ("random", 1, 8), ("urandom", 1, 9), ("tty", 5, 0))
 
 
-def make_pod_root(root):
+# Images whose pod root has no python3, as the real ones have none
+# (debian:12-slim, alpine): the root's python3 is left out.
+PYTHONLESS_IMAGES = ("debian", "alpine")
+
+
+def make_pod_root(root, python=True):
     """Hard links (cp -al) for the read-only bulk, real copies of the small
-    mutable directories, and device nodes in /dev."""
+    mutable directories, and device nodes in /dev; without python3 when
+    python is false."""
     parent = os.path.dirname(root)
     os.makedirs(parent, exist_ok=True)
     tmp = root + ".tmp"
@@ -374,6 +380,12 @@ def make_pod_root(root):
     for d in ("tmp",):
         os.makedirs(os.path.join(tmp, d), exist_ok=True)
         os.chmod(os.path.join(tmp, d), 0o1777)
+    if not python:
+        for d in ("usr/bin", "usr/local/bin", "bin"):
+            dp = os.path.join(tmp, d)
+            for e in os.listdir(dp) if os.path.isdir(dp) else ():
+                if e.startswith("python"):
+                    os.unlink(os.path.join(dp, e))
     unmount_under(root)
     shutil.rmtree(root, ignore_errors=True)
     os.rename(tmp, root)
@@ -640,7 +652,9 @@ def create_pod_locked(pod):
     pod["status"] = pod_initial_status(pod)
     pod.setdefault("kind", "Pod")
     pod["apiVersion"] = "v1"
-    make_pod_root(STORE.pod_root(ns, name))
+    images = [image_base(c.get("image")) for c in pod["spec"].get("containers", [])]
+    make_pod_root(STORE.pod_root(ns, name),
+                  python=not any(i in PYTHONLESS_IMAGES for i in images))
     return STORE.put(PODS, pod, "ADDED")
 
 

@@ -2,13 +2,17 @@
 // fake apiserver (tests/k8s/fake_apiserver.py over TLS with a client
 // certificate from its kubeconfig), whose pods run real processes chrooted
 // into a busybox + python3 root (tests/k8s/rootfs.sh). kind "pod" makes
-// bare Pods, kind "sandbox" agent-sandbox Sandboxes.
+// bare Pods, kind "sandbox" agent-sandbox Sandboxes. image "debian:12-slim"
+// gets the same root without python3 (the fake's PYTHONLESS_IMAGES), where
+// the server copies its static supervisor into each sandbox.
 import { pluginPath, startFake } from "../../k8s/fake.mjs";
 
-export function k8sProvider({ kind = "pod" } = {}) {
+export function k8sProvider({ kind = "pod", image = "taskbox/test:busybox-python3" } = {}) {
   let fake;
+  const noPython = image.startsWith("debian:");
   return {
-    name: kind === "pod" ? "k8s" : `k8s (kind ${kind})`,
+    name: (kind === "pod" ? "k8s" : `k8s (kind ${kind})`) + (noPython ? `, ${image} without python3` : ""),
+    noPython,
 
     async setup({ sandboxEnv = {} } = {}) {
       fake = await startFake();
@@ -22,7 +26,7 @@ export function k8sProvider({ kind = "pod" } = {}) {
               settings: {
                 kubeconfig: fake.kubeconfig,
                 kind,
-                image: "taskbox/test:busybox-python3",
+                image,
                 env: sandboxEnv,
                 // The sandbox run also puts the exec gate under the
                 // suite's concurrent calls.
