@@ -6,6 +6,7 @@ EXTRA_DIST += \
 	bench/http.mjs \
 	bench/modern.mjs \
 	bench/remote.mjs \
+	bench/k8s.mjs \
 	bench/echo.c \
 	bench/lib/figures.mjs \
 	bench/lib/httpclient.mjs \
@@ -43,4 +44,6 @@ EXTRA_DIST += \
 	bench/results/modern.md \
 	bench/results/modern.json \
 	bench/results/remote.md \
-	bench/results/remote.json
+	bench/results/remote.json \
+	bench/results/k8s.md \
+	bench/results/k8s.json

@@ -21,15 +21,23 @@
 #   (a podman engine from tests/docker/engine.sh, behind its latency proxy,
 #   and the E2B fake with --latency-ms); writes bench/results/remote.md and
 #   remote.json.
+# - then bench/k8s.mjs: the k8s provider's calls (kind pod and kind sandbox)
+#   against one raw pods/exec of `true` and one REST GET on the loopback fake
+#   kube-apiserver (tests/k8s/fake_apiserver.py, pods built on
+#   tests/k8s/rootfs.sh's root under $BENCH_BUILD_DIR); it needs root and
+#   skips, saying why, otherwise; writes bench/results/k8s.md and k8s.json.
 # Environment: TASKBOX_BIN, TASKBOX_PLUGIN_PATH, BENCH_BUILD_DIR, BENCH_RUNS
 # (measured runs, default 5), BENCH_RESULTS (default bench/results), CC,
-# BENCH_ONLY (stdio, http, modern or remote: run that part alone; default all),
+# BENCH_ONLY (stdio, http, modern, remote or k8s: run that part alone;
+# default all),
 # BENCH_HTTP_RUNS (default 3), BENCH_HTTP_WAITS (parked waits, default 1000),
 # BENCH_MODERN_RUNS (default 3), BENCH_MODERN_CALLS (stdio calls per side,
 # op and run, default 2000), BENCH_MODERN_SLICES (default 4),
 # BENCH_REMOTE_RUNS (default 3), BENCH_REMOTE_CALLS, BENCH_REMOTE_STARTS,
 # BENCH_REMOTE_WAITS, BENCH_REMOTE_LATENCIES (default 0,50) and
-# BENCH_REMOTE_PROVIDERS (default docker,e2b): see bench/remote.mjs.
+# BENCH_REMOTE_PROVIDERS (default docker,e2b): see bench/remote.mjs;
+# BENCH_K8S_RUNS (default 3), BENCH_K8S_CALLS, BENCH_K8S_STARTS and
+# BENCH_K8S_KINDS (default pod,sandbox): see bench/k8s.mjs.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -100,9 +108,9 @@ export TASKBOX_BIN BENCH_ECHO_BIN
 export TASKBOX_PLUGIN_PATH=${TASKBOX_PLUGIN_PATH:-}
 only=${BENCH_ONLY:-}
 case $only in
-'' | stdio | http | modern | remote) ;;
+'' | stdio | http | modern | remote | k8s) ;;
 *)
-	say "BENCH_ONLY=$only: stdio, http, modern or remote"
+	say "BENCH_ONLY=$only: stdio, http, modern, remote or k8s"
 	exit 1
 	;;
 esac
@@ -111,3 +119,6 @@ if [ -z "$only" ] || [ "$only" = stdio ]; then node "$here/bench.mjs"; fi
 if [ -z "$only" ] || [ "$only" = http ]; then node "$here/http.mjs"; fi
 if [ -z "$only" ] || [ "$only" = modern ]; then node "$here/modern.mjs"; fi
 if [ -z "$only" ] || [ "$only" = remote ]; then node "$here/remote.mjs"; fi
+if [ -z "$only" ] || [ "$only" = k8s ]; then
+	TASKBOX_SRCDIR=$top TASKBOX_BUILDDIR=$build node "$here/k8s.mjs"
+fi
