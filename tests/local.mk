@@ -109,3 +109,10 @@ EXTRA_DIST += tests/e2b/fake-latency.test.mjs tests/docker/latency.test.mjs \
 if INTEGRATION_TESTS
 TESTS += tests/e2b/fake-latency.test.mjs tests/docker/latency.test.mjs
 endif
+# The docker provider on an image without python3 (the static supervisor
+# copied in; the k8s one runs the whole contract suite so:
+# tests/contract/k8s-nopython.test.mjs).
+EXTRA_DIST += tests/docker/nopython.test.mjs
+if INTEGRATION_TESTS
+TESTS += tests/docker/nopython.test.mjs
+endif

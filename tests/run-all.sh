@@ -158,6 +158,7 @@ ENGINE_TESTS="tests/docker/docker.sh tests/contract/docker.test.mjs tests/contra
 ENGINE_TESTS="$ENGINE_TESTS tests/contract/docker-modern.test.mjs"
 ENGINE_TESTS="$ENGINE_TESTS tests/http/replicas-docker.test.mjs"
 ENGINE_TESTS="$ENGINE_TESTS tests/docker/latency.test.mjs"
+ENGINE_TESTS="$ENGINE_TESTS tests/docker/nopython.test.mjs"
 
 # The contract suite over Streamable HTTP (SDK v1 and v2 clients) on every
 # provider: one stage (asan) runs it, as it runs the engine tests. Under

@@ -120,6 +120,12 @@ static void run_verb(struct tb_box *box, const char *const *args,
 	reply->outcome = TB_SUP_UNSURE;
 	rc = exec_verb(box, args, timeout_ms, &res, reply->message,
 	               sizeof(reply->message));
+	if (rc == TASKBOX_E_UNSUPPORTED) {
+		/* No supervisor can run there: nothing was started. */
+		reply->outcome = TB_SUP_REFUSED;
+		snprintf(reply->code, sizeof(reply->code), "unsupported");
+		goto out;
+	}
 	if (rc != TASKBOX_OK)
 		goto out;
 	out = (const char *)res.out.data;

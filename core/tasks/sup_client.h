@@ -21,7 +21,8 @@
 /* Outcomes of a verb. */
 enum tb_sup_outcome {
 	TB_SUP_RECORD,  /* a status record was printed and parsed */
-	TB_SUP_REFUSED, /* the supervisor refused for sure (code in code) */
+	TB_SUP_REFUSED, /* refused for sure (code in code): by the supervisor,
+	                 * or "unsupported": no supervisor can run there */
 	TB_SUP_UNSURE,  /* exec failed, timed out or printed nothing usable */
 };
 

@@ -5,7 +5,9 @@
 # test image built locally from host files (no registry).
 #
 #   engine.sh start DIR           start the service and build the image
-#   engine.sh env DIR             print DOCKER_HOST=... and TASKBOX_DOCKER_IMAGE=...
+#   engine.sh env DIR             print DOCKER_HOST=..., TASKBOX_DOCKER_IMAGE=...
+#                                 and TASKBOX_DOCKER_IMAGE_NOPYTHON=... (the
+#                                 same image without python3)
 #   engine.sh service-stop DIR    stop the service only (containers live on)
 #   engine.sh service-start DIR   start the service again on the same state
 #   engine.sh proxy DIR           serve the engine on loopback tcp too: plain,
@@ -27,6 +29,7 @@
 set -eu
 
 IMAGE=localhost/taskbox-test:latest
+IMAGE_NOPYTHON=localhost/taskbox-test:nopython
 
 die() {
 	echo "engine.sh: $*" >&2
@@ -156,12 +159,18 @@ user:x:1000:
 nogroup:x:65534:
 EOF
 	tar -C "$root" -cf "$dir/rootfs.tar" .
+	tar -C "$root" --exclude ./usr/bin/python3 --exclude "./usr/lib/python$ver" \
+		-cf "$dir/rootfs-nopython.tar" .
 	rm -rf "$root"
 	pm import --change 'CMD ["/bin/sh"]' \
 		--change 'ENV PATH=/usr/bin:/bin' \
 		"$dir/rootfs.tar" "$IMAGE" >"$dir/import.log" 2>&1 ||
 		die "podman import failed: $(tail -n 5 "$dir/import.log")"
-	rm -f "$dir/rootfs.tar"
+	pm import --change 'CMD ["/bin/sh"]' \
+		--change 'ENV PATH=/usr/bin:/bin' \
+		"$dir/rootfs-nopython.tar" "$IMAGE_NOPYTHON" >"$dir/import.log" 2>&1 ||
+		die "podman import failed: $(tail -n 5 "$dir/import.log")"
+	rm -f "$dir/rootfs.tar" "$dir/rootfs-nopython.tar"
 }
 
 free_port() {
@@ -281,6 +290,7 @@ start)
 env)
 	echo "DOCKER_HOST=unix://$dir/engine.sock"
 	echo "TASKBOX_DOCKER_IMAGE=$IMAGE"
+	echo "TASKBOX_DOCKER_IMAGE_NOPYTHON=$IMAGE_NOPYTHON"
 	;;
 service-stop)
 	service_stop
