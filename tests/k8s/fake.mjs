@@ -3,7 +3,9 @@
 // so that concurrent tests share it), and hands back its kubeconfig and the
 // fault switches. stop() ends it and kills its pods' processes; down() and
 // up() stop and restart it on the same port and state (its pods' processes
-// live on, as containers outlive an apiserver restart).
+// live on, as containers outlive an apiserver restart). args are more of
+// the fake's options (its modes: --exec-protocols, --sandbox-pod-names),
+// kept across down() and up().
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:https";
@@ -47,7 +49,7 @@ export function pluginPath() {
   return process.env.TASKBOX_PLUGIN_PATH ? `${mine}:${process.env.TASKBOX_PLUGIN_PATH}` : mine;
 }
 
-export async function startFake({ lifetime = 3600, token: firstToken } = {}) {
+export async function startFake({ lifetime = 3600, token: firstToken, args: more = [] } = {}) {
   let token = firstToken;
   const { src } = paths();
   const root = rootfs();
@@ -61,7 +63,7 @@ export async function startFake({ lifetime = 3600, token: firstToken } = {}) {
   async function launch(port) {
     rmSync(ready, { force: true });
     const args = [fakeScript(src), "--state", state, "--ready-file", ready, "--tls",
-      "--rootfs", root, "--lifetime", String(lifetime)];
+      "--rootfs", root, "--lifetime", String(lifetime), ...more];
     if (token) args.push("--token", token);
     if (port) args.push("--port", String(port));
     child = spawn("python3", args, { stdio: ["ignore", "ignore", process.env.K8S_FAKE_VERBOSE ? "inherit" : "ignore"] });

@@ -3,6 +3,7 @@
 
     python3 tests/k8s/fake_apiserver.py --state DIR --ready-file FILE [--tls]
         [--token TOKEN] [--lifetime SECONDS] [--rootfs DIR] [--port N]
+        [--exec-protocols LIST] [--sandbox-pod-names sandbox|generated]
     python3 tests/k8s/fake_apiserver.py --state DIR --cleanup
 
 Serves on 127.0.0.1 only: discovery, Pods, agents.x-k8s.io/v1beta1
@@ -14,6 +15,23 @@ killed and started again on the same --state and --port carries on, and
 processes started in pods survive it (as containers survive an apiserver
 restart). When --lifetime runs out, the fake kills every process of its pods
 and exits; --cleanup does the same for a fake already gone and removes DIR.
+
+--exec-protocols (default "v5.channel.k8s.io,v4.channel.k8s.io") lists the
+subprotocols pods/exec serves; v5 is picked whenever it is offered and
+served (a 1.30+ apiserver sends every request offering v5 to its stream
+translator, which speaks v5 only), else v4. "v4.channel.k8s.io" alone is
+an apiserver before 1.30 (or with TranslateStreamCloseWebsocketRequests
+off), which proxies the WebSocket to the kubelet's legacy stream server:
+channel 255 (CLOSE) is ignored there, so stdin never ends before the
+connection does, and the connection is closed right after the close frame
+that follows the Status.
+
+The Sandbox controller records its pod's name in the Sandbox annotation
+agents.x-k8s.io/pod-name (and clears it while suspended), as agent-sandbox
+does since v0.3.10. --sandbox-pod-names generated names each Sandbox's
+first pod NAME-xxxxx instead of NAME, as a pod adopted from an agent-sandbox
+v0.1/v0.2 warm pool is named; a pod made after a suspension or a lost pod
+is named like the Sandbox again, as agent-sandbox does.
 
 When listening it writes FILE (atomically) with JSON:
   {"url", "ca", "client_cert", "client_key", "token", "kubeconfig", "pid",
@@ -32,7 +50,8 @@ Test control endpoints (same authentication as the API):
                       processes are killed) and is deleted S seconds later
                       (default 2)
   GET /fake/log       the request log, a JSON array of {"time", "method",
-                      "path", "query", "status", "user"};  DELETE clears it
+                      "path", "query", "status", "user"}, plus "subprotocol"
+                      for an exec that was upgraded;  DELETE clears it
   GET /fake/pods/NS/NAME/pids  the pids whose root is that pod's root
 """
 
@@ -66,6 +85,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 GROUP = "agents.x-k8s.io"
+POD_NAME_ANN = GROUP + "/pod-name"
 SB_VERSION = "v1beta1"
 SB_API = GROUP + "/" + SB_VERSION
 WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -678,21 +698,36 @@ def sb_selector_hash(name):
     return hashlib.sha256(name.encode()).hexdigest()[:8]
 
 
-def sb_pod_from_template(sb):
+def sb_pod_from_template(sb, generate=False):
+    """The pod of a Sandbox: named like it, or (generate) NAME-xxxxx."""
     md = sb["metadata"]
     tmpl = sb["spec"].get("podTemplate") or {}
     tmd = tmpl.get("metadata") or {}
     labels = dict(tmd.get("labels") or {})
     labels["agents.x-k8s.io/sandbox-name-hash"] = sb_selector_hash(md["name"])
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
-        "name": md["name"], "namespace": md["namespace"], "labels": labels,
+        "namespace": md["namespace"], "labels": labels,
         "annotations": dict(tmd.get("annotations") or {}),
         "ownerReferences": [{"apiVersion": SB_API, "kind": "Sandbox", "name": md["name"], "uid": md["uid"],
                              "controller": True, "blockOwnerDeletion": True}]},
         "spec": copy.deepcopy(tmpl.get("spec") or {})}
-    validate_meta(PODS, pod, md["namespace"])
-    default_pod(pod, md["name"])
+    if generate:
+        pod["metadata"]["generateName"] = md["name"] + "-"
+    else:
+        pod["metadata"]["name"] = md["name"]
+    name = validate_meta(PODS, pod, md["namespace"])
+    default_pod(pod, name)
     return pod
+
+
+def sb_owns(sb, pod):
+    return any(o.get("uid") == sb["metadata"]["uid"] and o.get("controller")
+               for o in pod["metadata"].get("ownerReferences", []))
+
+
+def sb_owned_pods(sb):
+    ns = sb["metadata"]["namespace"]
+    return [p for (n, _), p in sorted(STORE.objs[PODS].items()) if n == ns and sb_owns(sb, p)]
 
 
 def sb_set_cond(conds, ctype, status, reason, message, gen):
@@ -706,16 +741,30 @@ def sb_set_cond(conds, ctype, status, reason, message, gen):
                   "observedGeneration": gen, "lastTransitionTime": now_ts()})
 
 
-def reconcile_sandbox_locked(key):
+def reconcile_sandbox_locked(key, adopt=False):
+    """One pass of the Sandbox controller. The pod is the one the annotation
+    agents.x-k8s.io/pod-name names, else the one named like the Sandbox (an
+    owned pod wins over a stale annotation); the annotation is cleared when
+    that pod is gone or the Sandbox suspended, and set to the pod's name
+    once it exists, as agent-sandbox does since v0.3.10. A pod the
+    controller makes is named like the Sandbox, but with adopt (the first
+    pass under --sandbox-pod-names generated) NAME-xxxxx: the name a pod
+    adopted from an agent-sandbox v0.1/v0.2 warm pool has."""
     sb = STORE.objs[SANDBOXES].get(key)
     if sb is None:
         return
     ns, name = key
     spec = sb.get("spec") or {}
     gen = sb["metadata"].get("generation", 1)
-    pod = STORE.objs[PODS].get(key)
-    owned = pod is not None and any(o.get("uid") == sb["metadata"]["uid"]
-                                    for o in pod["metadata"].get("ownerReferences", []))
+    ann = dict(sb["metadata"].get("annotations") or {})
+    pod = STORE.objs[PODS].get((ns, ann.get(POD_NAME_ANN) or name))
+    owned = pod is not None and sb_owns(sb, pod)
+    if not owned:
+        mine = sb_owned_pods(sb)
+        if mine:
+            pod, owned = mine[0], True
+    if pod is None or owned and ann.get(POD_NAME_ANN, pod["metadata"]["name"]) != pod["metadata"]["name"]:
+        ann.pop(POD_NAME_ANN, None)
     st = copy.deepcopy(sb.get("status") or {})
     conds = st.setdefault("conditions", [])
     expired = False
@@ -726,7 +775,7 @@ def reconcile_sandbox_locked(key):
             expired = False
     if expired:
         if owned:
-            delete_pod_locked(ns, name, 0)
+            delete_pod_locked(ns, pod["metadata"]["name"], 0)
         if spec.get("shutdownPolicy") == "Delete":
             STORE.remove(SANDBOXES, ns, name)
             return
@@ -734,21 +783,23 @@ def reconcile_sandbox_locked(key):
         st.pop("podIPs", None)
     elif spec.get("operatingMode") == "Suspended":
         if owned:
-            delete_pod_locked(ns, name, 0)
+            delete_pod_locked(ns, pod["metadata"]["name"], 0)
+        ann.pop(POD_NAME_ANN, None)
         sb_set_cond(conds, "Ready", "False", "SandboxSuspended", "Sandbox is suspended", gen)
         sb_set_cond(conds, "Suspended", "True", "PodTerminated", "Pod is terminated", gen)
         st.pop("podIPs", None)
     else:
         if pod is None:
             try:
-                pod = create_pod_locked(sb_pod_from_template(sb))
+                pod = create_pod_locked(sb_pod_from_template(sb, generate=adopt))
                 owned = True
             except ApiError as e:
                 sb_set_cond(conds, "Ready", "False", "ReconcilerError", e.message, gen)
         if pod is not None and not owned:
             sb_set_cond(conds, "Ready", "False", "ReconcilerError",
-                        'pod "%s" exists and is not owned by the sandbox' % name, gen)
+                        'pod "%s" exists and is not owned by the sandbox' % pod["metadata"]["name"], gen)
         elif pod is not None:
+            ann.setdefault(POD_NAME_ANN, pod["metadata"]["name"])
             phase = pod.get("status", {}).get("phase")
             ready = any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions", []))
             if phase == "Failed":
@@ -771,9 +822,11 @@ def reconcile_sandbox_locked(key):
     st["selector"] = "agents.x-k8s.io/sandbox-name-hash=" + sb_selector_hash(name)
     st["service"] = name
     st["serviceFQDN"] = "%s.%s.svc.cluster.local" % (name, ns)
-    if st != sb.get("status"):
+    if st != sb.get("status") or ann != (sb["metadata"].get("annotations") or {}):
         sb = copy.deepcopy(sb)
         sb["status"] = st
+        if ann or "annotations" in sb["metadata"]:
+            sb["metadata"]["annotations"] = ann
         STORE.put(SANDBOXES, sb, "MODIFIED")
 
 
@@ -1306,12 +1359,21 @@ class ExecSession:
             self.mark_dead()
 
     def finish(self):
-        """Close frame, then a bounded wait for the client's close."""
+        """Close frame, then a bounded wait for the client's close (the v5
+        stream translator). v4 is proxied to the kubelet's legacy stream
+        server, which closes the connection right after its close frame:
+        so does this, whatever the client still sends."""
         if self.dead.is_set():
             return
         try:
             self.send_frame(8, struct.pack("!H", 1000))
         except OSError:
+            return
+        if not self.v5:
+            try:
+                socket.socket.shutdown(self.sock, socket.SHUT_RDWR)
+            except OSError:
+                pass
             return
         self.client_closed.wait(10)
 
@@ -1456,6 +1518,7 @@ class Handler(BaseHTTPRequestHandler):
     def dispatch(self):
         self.status_code = 0
         self.user = ""
+        self.ws_proto = None
         u = urlsplit(self.path)
         path, query = u.path, u.query
         q = parse_qs(query, keep_blank_values=True)
@@ -1486,8 +1549,11 @@ class Handler(BaseHTTPRequestHandler):
             except OSError:
                 self.close_connection = True
         finally:
-            REQLOG.add({"time": round(time.time(), 3), "method": self.command, "path": path, "query": query,
-                        "status": self.status_code, "user": self.user})
+            e = {"time": round(time.time(), 3), "method": self.command, "path": path, "query": query,
+                 "status": self.status_code, "user": self.user}
+            if self.ws_proto:
+                e["subprotocol"] = self.ws_proto
+            REQLOG.add(e)
 
     # routing
     def route(self, path, q):
@@ -1591,7 +1657,7 @@ class Handler(BaseHTTPRequestHandler):
                     if dry:
                         return self.send_json(201, obj)
                     out = STORE.put(SANDBOXES, obj, "ADDED")
-                    reconcile_sandbox_locked((ns, name))
+                    reconcile_sandbox_locked((ns, name), adopt=CFG.sandbox_pod_names == "generated")
                     out = STORE.get(SANDBOXES, ns, name) or out
             return self.send_json(201, out)
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
@@ -1620,10 +1686,9 @@ class Handler(BaseHTTPRequestHandler):
                     out = STORE.remove(SANDBOXES, ns, name)
                     if out is None:
                         raise res.not_found(name)
-                    pod = STORE.objs[PODS].get((ns, name))
-                    if pod and any(o.get("uid") == out["metadata"]["uid"]
-                                   for o in pod["metadata"].get("ownerReferences", [])):
-                        delete_pod_locked(ns, name, 0)
+                    # the garbage collector follows ownerReferences, whatever the pods' names
+                    for pod in sb_owned_pods(out):
+                        delete_pod_locked(ns, pod["metadata"]["name"], 0)
                     out["metadata"]["deletionTimestamp"] = now_ts()
             return self.send_json(200, out)
         if m in ("PATCH", "PUT"):
@@ -1774,11 +1839,13 @@ class Handler(BaseHTTPRequestHandler):
         if not (opts[0] or opts[1] or opts[2]):
             raise ApiError(400, "BadRequest", "you must specify at least 1 of stdin, stdout, stderr")
         offered = [p.strip() for p in self.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
-        proto = "v5.channel.k8s.io" if "v5.channel.k8s.io" in offered else \
-            "v4.channel.k8s.io" if "v4.channel.k8s.io" in offered else None
+        # v5 goes to the apiserver's stream translator whenever offered; else
+        # the kubelet's legacy server speaks v4.
+        proto = next((p for p in ("v5.channel.k8s.io", "v4.channel.k8s.io")
+                      if p in offered and p in CFG.exec_protocols), None)
         if proto is None:
             raise ApiError(400, "BadRequest", "this fake apiserver needs the WebSocket subprotocol "
-                           "v5.channel.k8s.io or v4.channel.k8s.io (offered: %s)" % (", ".join(offered) or "none"))
+                           "%s (offered: %s)" % (" or ".join(CFG.exec_protocols), ", ".join(offered) or "none"))
         key = self.headers.get("Sec-WebSocket-Key", "")
         if not key or self.headers.get("Sec-WebSocket-Version", "") != "13":
             raise ApiError(400, "BadRequest", "bad WebSocket handshake (Sec-WebSocket-Key/Version 13)")
@@ -1805,6 +1872,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                           "Sec-WebSocket-Accept: %s\r\nSec-WebSocket-Protocol: %s\r\n\r\n" % (accept, proto)).encode())
         self.status_code = 101
+        self.ws_proto = proto
         self.close_connection = True
         ExecSession(self, root, argv, env, uid, gid, groups, opts, proto, drop).run()
 
@@ -1983,10 +2051,20 @@ def main():
     ap.add_argument("--lifetime", type=float, default=600)
     ap.add_argument("--rootfs")
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--exec-protocols", default="v5.channel.k8s.io,v4.channel.k8s.io",
+                    help="the channel.k8s.io subprotocols pods/exec serves, comma-separated")
+    ap.add_argument("--sandbox-pod-names", choices=("sandbox", "generated"), default="sandbox",
+                    help="how the Sandbox controller names the pod it makes")
     ap.add_argument("--cleanup", action="store_true",
                     help="kill every process of the state dir's pods, remove the state dir, exit")
     CFG = ap.parse_args()
     CFG.state = os.path.abspath(CFG.state)
+    CFG.exec_protocols = [p.strip() for p in CFG.exec_protocols.split(",") if p.strip()]
+    if not CFG.exec_protocols:
+        ap.error("--exec-protocols names no subprotocol")
+    for p in CFG.exec_protocols:
+        if p not in ("v5.channel.k8s.io", "v4.channel.k8s.io"):
+            ap.error("--exec-protocols: %s is not v5.channel.k8s.io or v4.channel.k8s.io" % p)
     if CFG.cleanup:
         kill_all_pods(CFG.state)
         shutil.rmtree(CFG.state, ignore_errors=True)

@@ -5,54 +5,21 @@
 // pods/exec naming the RBAC rule, 429, a pod deleted or evicted behind our
 // back, and an exec stream dropped mid-way (never a made-up exit code); then
 // one task through the real server whose reads are dropped and read again.
-import { test, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { callTool, startServer, writeConfig } from "../lib/client.mjs";
-import { pluginPath, startFake } from "./fake.mjs";
-import { K8sDriver, RC, unb64 } from "./plugin-driver.mjs";
+import { pluginPath } from "./fake.mjs";
+import { exec, k8sHarness, sleep, text } from "./harness.mjs";
+import { RC, unb64 } from "./plugin-driver.mjs";
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // Started here, before the tests are declared: without it they skip.
-const fake = await startFake();
-const drivers = [];
-
-after(async () => {
-  const codes = [];
-  for (const d of drivers) codes.push(await d.close());
-  if (fake) await fake.stop();
-  drivers.forEach((d, i) => assert.equal(codes[i], 0, d.stderr));
-});
-
-const skip = () => (fake ? false : "no busybox to build the pods' root");
-
-async function driver(settings = {}) {
-  const d = new K8sDriver();
-  drivers.push(d);
-  const init = await d.op({
-    op: "init",
-    settings: { kubeconfig: fake.kubeconfig, connection_reuse: 0, ...settings },
-  });
-  assert.equal(init.rc, RC.OK, init.err);
-  return d;
-}
-
-async function sandbox(d, more = {}) {
-  const c = await d.op({ op: "create", lifetime: 300, ...more });
-  assert.equal(c.rc, RC.OK, c.err);
-  const k = await d.op({ op: "connect", id: c.id });
-  assert.equal(k.rc, RC.OK, k.err);
-  return c.id;
-}
-
-const exec = (d, argv, more = {}) => d.op({ op: "exec", argv, timeout_ms: 10000, ...more });
-const text = (r, stream = "stdout") => unb64(r[stream]).toString();
+const { fake, skip, newDriver, driver, sandbox } = await k8sHarness();
 const podOf = (id) => id.split(".")[0];
 
 test("settings are validated and unknown ones refused by name", { skip: skip() }, async () => {
-  const d = new K8sDriver();
-  drivers.push(d);
+  const d = newDriver();
   for (const [s, word] of [
     [{ colour: "blue" }, "settings.colour"],
     [{ kind: "vm" }, "settings.kind"],
@@ -293,8 +260,7 @@ contexts: [{name: t, context: {cluster: c, user: u, namespace: default}}]
 users: [{name: u, user: {tokenFile: "${tokenFile}"}}]
 `,
   );
-  const t = new K8sDriver();
-  drivers.push(t);
+  const t = newDriver();
   assert.equal((await t.op({ op: "init", settings: { kubeconfig: kc, connection_reuse: 0 } })).rc, RC.OK);
   const tid = await sandbox(t);
   await fake.down();
@@ -312,8 +278,7 @@ users: [{name: u, user: {tokenFile: "${tokenFile}"}}]
   writeFileSync(join(sa, "token"), "second-token");
   copyFileSync(fake.info.ca, join(sa, "ca.crt"));
   writeFileSync(join(sa, "namespace"), "default\n");
-  const ic = new K8sDriver({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(fake.info.port) });
-  drivers.push(ic);
+  const ic = newDriver({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(fake.info.port) });
   const init = await ic.op({ op: "init", settings: { in_cluster: true, service_account_dir: sa, connection_reuse: 0 } });
   assert.equal(init.rc, RC.OK, init.err);
   const icid = await sandbox(ic);
@@ -324,8 +289,7 @@ users: [{name: u, user: {tokenFile: "${tokenFile}"}}]
   assert.equal(e3.rc, RC.OK, e3.err);
   assert.equal(text(e3), "in cluster\n");
   assert.equal((await ic.op({ op: "destroy", id: icid })).rc, RC.OK);
-  const noEnv = new K8sDriver({ KUBERNETES_SERVICE_HOST: "" });
-  drivers.push(noEnv);
+  const noEnv = newDriver({ KUBERNETES_SERVICE_HOST: "" });
   const r = await noEnv.op({ op: "init", settings: { in_cluster: true, service_account_dir: sa } });
   assert.equal(r.rc, RC.INVALID);
   assert.match(r.err, /KUBERNETES_SERVICE_HOST/);
