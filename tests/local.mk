@@ -105,7 +105,7 @@ EXTRA_DIST += tests/unit/header-compiles.sh tests/unit/cli.sh \
 # (--latency-ms, judged by the e2b SDK too) and the docker engine's latency
 # proxy (tests/docker/engine.sh latency, tests/docker/latency-proxy.mjs).
 EXTRA_DIST += tests/e2b/fake-latency.test.mjs tests/docker/latency.test.mjs \
-	tests/docker/latency-proxy.mjs
+	tests/docker/latency-proxy.mjs tests/docker/engine.mjs
 if INTEGRATION_TESTS
 TESTS += tests/e2b/fake-latency.test.mjs tests/docker/latency.test.mjs
 endif

@@ -6,11 +6,11 @@
 // task, its cancellation, the container's removal).
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { request, Agent } from "node:http";
 import { join } from "node:path";
 import { callTool, scratchDir, startServer, writeConfig } from "../lib/client.mjs";
+import { engine } from "./engine.mjs";
 
 const SLOW_MS = 200; // the delay the raw requests are timed against
 const WORK_MS = 50; // the delay the provider works through
@@ -19,23 +19,6 @@ let dir;
 let skip = null;
 let vars = {};
 
-function engine(...args) {
-  const src = process.env.TASKBOX_SRCDIR;
-  if (!src) throw new Error("TASKBOX_SRCDIR is not set: run through `make check`");
-  const r = spawnSync("sh", [join(src, "tests/docker/engine.sh"), ...args], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  if (r.status === 77) return null;
-  if (r.status !== 0) throw new Error(`engine.sh ${args[0]}: exit ${r.status}`);
-  return Object.fromEntries(
-    r.stdout
-      .trim()
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
-  );
-}
 
 const socketOf = (host) => host.replace(/^unix:\/\//, "");
 

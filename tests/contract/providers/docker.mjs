@@ -1,20 +1,16 @@
 // The docker provider for the contract suite: a real engine (podman's
 // Docker API service) started by tests/docker/engine.sh in a scratch
 // directory, with the locally built test image (busybox + python3).
-import { execFileSync } from "node:child_process";
-import { join } from "node:path";
+import { engineWith } from "../../docker/engine.mjs";
 import { scratchDir } from "../../lib/client.mjs";
 
 let dir;
 
+// engine.sh VERB on this provider's directory; no engine here is a failure.
 function engine(verb, env = {}) {
-  const src = process.env.TASKBOX_SRCDIR;
-  if (!src) throw new Error("TASKBOX_SRCDIR is not set: run through `make check`");
-  return execFileSync("sh", [join(src, "tests/docker/engine.sh"), verb, dir], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, ...env },
-  });
+  const out = engineWith(env, verb, dir);
+  if (!out) throw new Error(`engine.sh ${verb}: no engine here (exit 77)`);
+  return out;
 }
 
 // The provider on an engine with its init binary (noInit false), or on one
@@ -27,12 +23,7 @@ export function dockerProvider({ noInit = false } = {}) {
   async setup({ sandboxEnv = {} } = {}) {
     dir = scratchDir("taskbox-contract-docker-");
     engine("start", { TASKBOX_ENGINE_NO_INIT: noInit ? "1" : "0" });
-    const vars = Object.fromEntries(
-      engine("env")
-        .trim()
-        .split("\n")
-        .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
-    );
+    const vars = engine("env");
     return {
       config: {
         default: "box",
