@@ -44,16 +44,18 @@
 //   BENCH_RESULTS            where to write k8s.md and k8s.json
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:https";
-import { cpus, tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
 import { fileURLToPath } from "node:url";
-import { loadAverage, machineTicks } from "./lib/procfs.mjs";
-import { interleave, newRecord, reapLeftovers, waitFor } from "./lib/rounds.mjs";
+import { cellRuns, closeCells, copyTaskbox, fileStamp, isoSeconds, list, removeScratch, runMain, skip, watchMachine } from "./lib/providerbench.mjs";
+import { machineLine, perRunTable, range, ratio, row } from "./lib/providerreport.mjs";
+import { interleave, reapLeftovers } from "./lib/rounds.mjs";
 import { connectTaskbox } from "./lib/servers.mjs";
 import { fmt, quantile, summary } from "./lib/stats.mjs";
+import { createCellSandbox, getTaskParts, sc, startCellTasks, startTaskPart } from "./lib/taskcalls.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const top = dirname(here);
@@ -72,12 +74,6 @@ const PYTHON = "raw exec `python3 -I -S -c pass`";
 const OPS = [RAW, REST, REPLAY_RUNNING, REPLAY_FINISHED, REPLAY_START, PYTHON, "get_task (running)", "get_task (finished)", "start_task", "create_sandbox", "kill_sandbox"];
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const sc = (r) => r.structuredContent || JSON.parse(r.content?.[0]?.text || "{}");
-const list = (v, d) => (v || d).split(",").map((x) => x.trim()).filter(Boolean);
-const fileStamp = (f) => ({
-  sha256: createHash("sha256").update(readFileSync(f)).digest("hex"),
-  mtime: statSync(f).mtime.toISOString().replace(/\.\d+Z$/, "Z"),
-});
 
 // --- raw clients of the fake -------------------------------------------------
 
@@ -222,15 +218,8 @@ async function requestsSince(fake) {
 // Creates the cell's sandbox, its running and finished tasks and its raw
 // targets, and counts the requests one call of each op makes.
 async function setupCell(tb, fake, cell) {
-  const sandbox_id = sc(await tb.call("create_sandbox", { provider: cell.instance, timeout: 3600 })).sandbox_id;
-  cell.sandbox_id = sandbox_id;
-  const running = sc(await tb.call("start_task", { sandbox_id, command: `echo ready; exec ${K8S_SLEEP.join(" ")}`, timeout: 3600 }));
-  const finished = sc(await tb.call("start_task", { sandbox_id, command: "echo done", timeout: 60 }));
-  cell.running = { sandbox_id, task_id: running.task_id };
-  cell.finished = { sandbox_id, task_id: finished.task_id };
-  await waitFor("the running task's first line", async () => sc(await tb.call("get_task", cell.running)).stdout === "ready\n", 50);
-  await waitFor("the finished task", async () => sc(await tb.call("get_task", cell.finished)).state === "succeeded", 50);
-  cell.tasks = 2;
+  const sandbox_id = await createCellSandbox(tb, cell);
+  await startCellTasks(tb, cell, K8S_SLEEP);
 
   // What one call of each op asks of the apiserver (connect's answer is
   // reused for settings.connection_reuse seconds, so a call soon after
@@ -306,22 +295,7 @@ async function timeCalls(tb, cell, clients, rec, n, m) {
         if (r.status?.status !== "Success" || r.bytes[1] < 10) throw new Error(`${cell.instance}: ${name}: ${JSON.stringify(r)}`);
       },
     })),
-    {
-      name: "get_task (running)",
-      n,
-      fn: async () => {
-        const v = sc(await tb.call("get_task", cell.running));
-        if (v.state !== "running") throw new Error(`${cell.instance}: get_task (running): state ${v.state}`);
-      },
-    },
-    {
-      name: "get_task (finished)",
-      n,
-      fn: async () => {
-        const v = sc(await tb.call("get_task", cell.finished));
-        if (v.state !== "succeeded" || v.stdout !== "done\n") throw new Error(`${cell.instance}: get_task (finished): ${JSON.stringify(v).slice(0, 200)}`);
-      },
-    },
+    ...getTaskParts(tb, cell, n),
     {
       name: REPLAY_START,
       n: m,
@@ -339,15 +313,7 @@ async function timeCalls(tb, cell, clients, rec, n, m) {
         if (r.status?.status !== "Success") throw new Error(`${cell.instance}: ${PYTHON}: ${JSON.stringify(r.status)}`);
       },
     },
-    {
-      name: "start_task",
-      n: m,
-      fn: async () => {
-        const v = sc(await tb.call("start_task", { sandbox_id: cell.sandbox_id, command: "true", timeout: 60 }));
-        if (!v.task_id) throw new Error(`${cell.instance}: start_task: ${JSON.stringify(v).slice(0, 200)}`);
-        cell.tasks++;
-      },
-    },
+    startTaskPart(tb, cell, m),
     {
       name: "create_sandbox",
       n: m,
@@ -368,8 +334,6 @@ async function timeCalls(tb, cell, clients, rec, n, m) {
 
 // --- the report ----------------------------------------------------------------
 
-const row = (cells) => `| ${cells.join(" | ")} |`;
-const range = (s) => (s.n ? `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})` : "n/a");
 // An exec's argv past the plugin's wrapper, ids shortened, at most 100
 // characters.
 const abridged = (argv) => {
@@ -381,7 +345,6 @@ const abridged = (argv) => {
     .replace(/\|/g, "\\|");
   return rest.length > 100 ? `${rest.slice(0, 97)}...` : rest;
 };
-const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : NaN);
 
 // The splits of "Where the time goes": [name, numerator op, denominator op].
 const SPLITS = [
@@ -422,7 +385,6 @@ function summarise(meta, runs) {
 function writeResults(dir, meta, runs) {
   mkdirSync(dir, { recursive: true });
   const sum = summarise(meta, runs);
-  const loads = summary(meta.loadSamples);
   const cellName = (c) => `kind ${c.kind}`;
   const md = [
     "## Kubernetes provider: taskbox's calls against one raw exec on the same apiserver",
@@ -430,7 +392,7 @@ function writeResults(dir, meta, runs) {
     `Written by \`bench/run.sh\` (bench/k8s.mjs) on ${meta.date}: ${runs.length} measured runs after one warm-up run, against the loopback fake kube-apiserver (tests/k8s/fake_apiserver.py). Each figure is the median (min–max) across runs of that run's value; each ratio is a call's p50 over the baseline's p50 measured in the same run on the same pod, interleaved with it, then summarised across runs. Latency in ms; lower is better.`,
     "",
     `- taskbox ${meta.taskboxVersion}: ${meta.taskboxBin} (sha256 ${meta.taskboxSha256.slice(0, 16)}…, built ${meta.taskboxMtime}), copied once; plugin k8s.so (sha256 ${meta.plugin.sha256.slice(0, 16)}…, built ${meta.plugin.mtime}); the fake on ${meta.python}; node ${meta.node}.`,
-    `- Machine: ${meta.cores} cores (${meta.cpu}), load average ${meta.loadStart.join(" ")} at the start, ${meta.loadEnd.join(" ")} at the end; the 1-minute load sampled every 2 s: median ${fmt(loads.median)}, min ${fmt(loads.min)}, max ${fmt(loads.max)}; the machine was ${fmt(meta.busyPercent)}% busy over the whole run.`,
+    machineLine(meta),
     `- run time ${meta.seconds.toFixed(0)} s (fake, root filesystem and sandboxes set up in ${fmt(meta.setupSeconds)} s); per cell and run: ${meta.calls} raw execs of \`true\`, REST GETs, get_tasks of each kind and raw sends of their execs, ${meta.starts} start_tasks and raw sends of their exec, raw execs of python3 and create_sandboxes (then as many kill_sandboxes); the warm-up run ${meta.light.calls} and ${meta.light.starts}. With so few samples a run's p99 is its slowest call.`,
     ...meta.notes.map((x) => `- Note: ${x}`),
     "",
@@ -468,11 +430,7 @@ function writeResults(dir, meta, runs) {
       ),
     ),
     "",
-    "Per run (measured runs only):",
-    "",
-    row(["run", "seconds", "machine busy %", "load average at its end", ...meta.cells.map((c) => `${c.instance} s`)]),
-    row(["---", "---:", "---:", "---", ...meta.cells.map(() => "---:")]),
-    ...runs.map((r, i) => row([i + 1, r.machine.seconds.toFixed(1), fmt(r.machine.busyPercent), r.machine.load.join(" "), ...meta.cells.map((c) => fmt(r.cells[c.instance]?.seconds))])),
+    ...perRunTable(meta, runs),
     "",
     "### Method",
     "",
@@ -497,12 +455,6 @@ function cannotRun() {
       return `${tool} is missing: the fake apiserver needs it`;
     }
   return null;
-}
-
-// Thrown where the fake cannot run: the bench says why and exits 0.
-class Skip extends Error {}
-function skip(why) {
-  throw new Skip(why);
 }
 
 async function main() {
@@ -536,18 +488,10 @@ async function main() {
   }
 
   const scratch = mkdtempSync(join(tmpdir(), "taskbox-bench-k8s-"));
-  const bin = join(scratch, "taskbox");
-  copyFileSync(srcBin, bin);
-  const sha256 = createHash("sha256").update(readFileSync(bin)).digest("hex");
-  const binMtime = statSync(srcBin).mtime.toISOString().replace(/\.\d+Z$/, "Z");
-  const version = execFileSync(bin, ["--version"], { encoding: "utf8" }).trim().replace(/^taskbox\s*/, "");
+  const { bin, stamp } = copyTaskbox(srcBin, scratch);
   const python = execFileSync("python3", ["--version"], { encoding: "utf8" }).trim();
 
-  const t0 = performance.now();
-  const ticks0 = machineTicks();
-  const loadStart = loadAverage();
-  const loadSamples = [];
-  const sampler = setInterval(() => loadSamples.push(loadAverage()[0]), 2000);
+  const machine = watchMachine();
   const notes = [];
   if (process.env.FAKE_APISERVER_EXEC_DELAY)
     notes.push(`FAKE_APISERVER_EXEC_DELAY=${process.env.FAKE_APISERVER_EXEC_DELAY}: the fake's pause before each exec is not its default (0.05 s)`);
@@ -555,7 +499,7 @@ async function main() {
   let tb = null;
   let clients = null;
   const cells = [];
-  const runsOut = [];
+  let runsOut = [];
   let setupSeconds = NaN;
   try {
     // --- the fake and the cells ---------------------------------------------
@@ -580,52 +524,29 @@ async function main() {
       await setupCell(tb, fake, cell);
       log(`${cell.instance}: sandbox ${cell.sandbox_id} (pod ${cell.pod}) ready in ${((performance.now() - tc) / 1000).toFixed(1)} s`);
     }
-    setupSeconds = (performance.now() - t0) / 1000;
+    setupSeconds = machine.elapsed();
 
     // --- the runs -------------------------------------------------------------
-    for (let i = 0; i <= runs; i++) {
-      const light = i === 0;
-      const tr = performance.now();
-      const m0 = machineTicks();
-      const run = { cells: {} };
-      // The cells take turns, the order rotated each run.
-      const order = cells.map((_, k) => cells[(k + i) % cells.length]);
-      for (const cell of order) {
-        const rec = newRecord();
-        const cs = performance.now();
-        await timeCalls(tb, cell, clients, rec, light ? LIGHT.calls : n, light ? LIGHT.starts : m);
-        run.cells[cell.instance] = {
-          ...Object.fromEntries(OPS.map((op) => [op, rec.samples[op] || []])),
-          seconds: (performance.now() - cs) / 1000,
-        };
-      }
-      const m1 = machineTicks();
-      run.machine = { busyPercent: (100 * (m1.busy - m0.busy)) / (m1.total - m0.total), load: loadAverage(), seconds: (performance.now() - tr) / 1000 };
-      if (!light) runsOut.push(run);
-      const f = (c, op) => quantile(run.cells[c.instance][op], 0.5);
-      log(`${light ? "warm-up" : `run ${i}/${runs}`} (${run.machine.seconds.toFixed(1)} s): ` +
-        cells.map((c) => `${c.instance} get_task ${f(c, "get_task (running)").toFixed(0)} / raw exec ${f(c, RAW).toFixed(0)} ms, start_task ${f(c, "start_task").toFixed(0)}, create ${f(c, "create_sandbox").toFixed(0)} ms`).join("; "));
-    }
+    runsOut = await cellRuns({
+      runs,
+      cells,
+      ops: OPS,
+      log,
+      measure: (cell, rec, light) => timeCalls(tb, cell, clients, rec, light ? LIGHT.calls : n, light ? LIGHT.starts : m),
+      describe: (c, f) => `${c.instance} get_task ${f(c, "get_task (running)").toFixed(0)} / raw exec ${f(c, RAW).toFixed(0)} ms, start_task ${f(c, "start_task").toFixed(0)}, create ${f(c, "create_sandbox").toFixed(0)} ms`,
+    });
   } finally {
-    clearInterval(sampler);
-    if (tb) {
-      for (const c of cells) if (c.sandbox_id) await tb.call("kill_sandbox", { sandbox_id: c.sandbox_id }).catch((e) => log(`kill_sandbox ${c.instance}: ${e.message}`));
-      await tb.close().catch(() => {});
-    }
+    machine.stop();
+    await closeCells(tb, cells, log);
     clients?.rest.close();
     if (fake) await fake.stop().catch((e) => log(`stopping the fake: ${e.message}`));
     const left = await reapLeftovers(K8S_SLEEP);
     if (left) log(`reaped ${left} leftover ${K8S_SLEEP.join(" ")}`);
-    try {
-      rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
-    } catch (e) {
-      log(`could not remove the scratch directory: ${e.message}`);
-    }
+    removeScratch(scratch, log);
   }
 
-  const ticks1 = machineTicks();
   const meta = {
-    date: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+    date: isoSeconds(new Date()),
     runs,
     calls: n,
     starts: m,
@@ -636,37 +557,16 @@ async function main() {
       requests: c.requests,
       tasks: c.tasks,
     })),
-    taskboxVersion: version,
-    taskboxBin: relative(top, srcBin),
-    taskboxSha256: sha256,
-    taskboxMtime: binMtime,
+    ...stamp,
     plugin,
     python,
     // The fake's pause before each exec's process (FAKE_APISERVER_EXEC_DELAY).
     fakeExecDelayMs: 1000 * Number(process.env.FAKE_APISERVER_EXEC_DELAY || 0.05),
-    node: process.versions.node,
-    cores: cpus().length,
-    cpu: cpus()[0]?.model?.trim() || "unknown CPU",
-    loadStart,
-    loadEnd: loadAverage(),
-    loadSamples,
-    busyPercent: (100 * (ticks1.busy - ticks0.busy)) / (ticks1.total - ticks0.total),
-    setupSeconds,
-    seconds: (performance.now() - t0) / 1000,
+    ...machine.meta(setupSeconds),
     notes,
   };
   writeResults(results, meta, runsOut);
   log(`wrote ${join(results, "k8s.md")} in ${meta.seconds.toFixed(0)} s`);
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    if (e instanceof Skip) {
-      log(`skipped: ${e.message} (no k8s results written)`);
-      process.exit(0);
-    }
-    log(`failed: ${e.stack || e}`);
-    process.exit(1);
-  },
-);
+runMain(main, log, "k8s");

@@ -18,6 +18,8 @@ EXTRA_DIST += \
 	bench/lib/modernreport.mjs \
 	bench/lib/parked.mjs \
 	bench/lib/procfs.mjs \
+	bench/lib/providerbench.mjs \
+	bench/lib/providerreport.mjs \
 	bench/lib/rawstdio.mjs \
 	bench/lib/remoteload.mjs \
 	bench/lib/remotereport.mjs \
@@ -27,6 +29,7 @@ EXTRA_DIST += \
 	bench/lib/scale.mjs \
 	bench/lib/servers.mjs \
 	bench/lib/stats.mjs \
+	bench/lib/taskcalls.mjs \
 	bench/lib/wait.mjs \
 	bench/peer/fixed.mjs \
 	bench/peer/server.mjs \

@@ -36,16 +36,15 @@
 //   BENCH_REMOTE_PROVIDERS   docker,e2b (the default) or one of them
 //   BENCH_RESULTS            where to write remote.md and remote.json
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadAverage, machineTicks } from "./lib/procfs.mjs";
+import { cellRuns, closeCells, copyTaskbox, fileStamp, isoSeconds, list, removeScratch, runMain, watchMachine } from "./lib/providerbench.mjs";
 import { OPS, REMOTE_SLEEP, WAKE, setupCell, timeCalls, timeWakeUps } from "./lib/remoteload.mjs";
 import { writeRemoteResults } from "./lib/remotereport.mjs";
 import { startEngine, startFakes, stopEngine } from "./lib/remotesetup.mjs";
-import { newRecord, reapLeftovers } from "./lib/rounds.mjs";
+import { reapLeftovers } from "./lib/rounds.mjs";
 import { connectTaskbox } from "./lib/servers.mjs";
 import { quantile } from "./lib/stats.mjs";
 
@@ -56,8 +55,6 @@ const TASK_LIMIT = 120;
 // The warm-up run: enough calls to warm every path and to set the wake-up
 // tasks' sleep.
 const LIGHT = { calls: 2, starts: 2, waits: 1 };
-
-const list = (v, d) => (v || d).split(",").map((x) => x.trim()).filter(Boolean);
 
 async function main() {
   const srcBin = process.env.TASKBOX_BIN;
@@ -76,32 +73,23 @@ async function main() {
   const scratch = mkdtempSync(join(tmpdir(), "taskbox-bench-remote-"));
   const notes = [];
 
-  const bin = join(scratch, "taskbox");
-  copyFileSync(srcBin, bin);
-  const sha256 = createHash("sha256").update(readFileSync(bin)).digest("hex");
-  const binMtime = statSync(srcBin).mtime.toISOString().replace(/\.\d+Z$/, "Z");
-  const version = execFileSync(bin, ["--version"], { encoding: "utf8" }).trim().replace(/^taskbox\s*/, "");
+  const { bin, stamp } = copyTaskbox(srcBin, scratch);
   const plugins = {};
   for (const dir of (process.env.TASKBOX_PLUGIN_PATH || "").split(":").filter(Boolean))
     for (const p of providers)
       try {
-        const f = join(dir, `${p}.so`);
-        plugins[p] ||= { sha256: createHash("sha256").update(readFileSync(f)).digest("hex"), mtime: statSync(f).mtime.toISOString().replace(/\.\d+Z$/, "Z") };
+        plugins[p] ||= fileStamp(join(dir, `${p}.so`));
       } catch {
         // not in this dir
       }
 
-  const t0 = performance.now();
-  const ticks0 = machineTicks();
-  const loadStart = loadAverage();
-  const loadSamples = [];
-  const sampler = setInterval(() => loadSamples.push(loadAverage()[0]), 2000);
+  const machine = watchMachine();
   const engineDir = join(scratch, "engine");
   let engine = null;
   let fakes = null;
   let tb = null;
   const cells = [];
-  const runsOut = [];
+  let runsOut = [];
   const wakeSleep = {};
   let setupSeconds = NaN;
   try {
@@ -139,19 +127,15 @@ async function main() {
       await setupCell(tb, cell);
       log(`${cell.instance}: sandbox ${cell.sandbox_id.slice(0, 12)} ready in ${((performance.now() - ts) / 1000).toFixed(1)} s`);
     }
-    setupSeconds = (performance.now() - t0) / 1000;
+    setupSeconds = machine.elapsed();
 
     // --- the runs ----------------------------------------------------------
-    for (let i = 0; i <= runs; i++) {
-      const light = i === 0;
-      const ts = performance.now();
-      const m0 = machineTicks();
-      const run = { cells: {} };
-      // The cells take turns, the order rotated each run.
-      const order = cells.map((_, k) => cells[(k + i) % cells.length]);
-      for (const cell of order) {
-        const rec = newRecord();
-        const cs = performance.now();
+    runsOut = await cellRuns({
+      runs,
+      cells,
+      ops: [...OPS, WAKE],
+      log,
+      measure: async (cell, rec, light) => {
         await timeCalls(tb, cell, rec, light ? LIGHT.calls : n, light ? LIGHT.starts : m);
         if (light) {
           // The wake-up tasks sleep long enough for start_task to return
@@ -160,40 +144,21 @@ async function main() {
           wakeSleep[cell.instance] = Math.min(5, Math.max(0.3, Math.ceil((0.2 + ms / 1000) * 10) / 10));
         }
         await timeWakeUps(tb, cell, rec, light ? LIGHT.waits : waits, wakeSleep[cell.instance]);
-        run.cells[cell.instance] = {
-          ...Object.fromEntries(OPS.map((op) => [op, rec.samples[op] || []])),
-          [WAKE]: rec.samples[WAKE] || [],
-          ...rec.values,
-          seconds: (performance.now() - cs) / 1000,
-        };
-      }
-      const m1 = machineTicks();
-      run.machine = { busyPercent: (100 * (m1.busy - m0.busy)) / (m1.total - m0.total), load: loadAverage(), seconds: (performance.now() - ts) / 1000 };
-      if (!light) runsOut.push(run);
-      const f = (c, op) => quantile(run.cells[c.instance][op], 0.5);
-      log(`${light ? "warm-up" : `run ${i}/${runs}`} (${run.machine.seconds.toFixed(1)} s): ` +
-        cells.map((c) => `${c.instance} get_task ${f(c, "get_task (running)").toFixed(1)} / baseline ${f(c, "baseline").toFixed(1)} ms, wake ${f(c, WAKE).toFixed(0)} ms`).join("; "));
-    }
+      },
+      describe: (c, f) => `${c.instance} get_task ${f(c, "get_task (running)").toFixed(1)} / baseline ${f(c, "baseline").toFixed(1)} ms, wake ${f(c, WAKE).toFixed(0)} ms`,
+    });
   } finally {
-    clearInterval(sampler);
-    if (tb) {
-      for (const c of cells) if (c.sandbox_id) await tb.call("kill_sandbox", { sandbox_id: c.sandbox_id }).catch((e) => log(`kill_sandbox ${c.instance}: ${e.message}`));
-      await tb.close().catch(() => {});
-    }
+    machine.stop();
+    await closeCells(tb, cells, log);
     for (const c of cells) c.baseline?.close();
     if (fakes) for (const f of Object.values(fakes.fakes)) await f.stop();
     if (engine) stopEngine(engineDir);
     await reapLeftovers(REMOTE_SLEEP);
-    try {
-      rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
-    } catch (e) {
-      log(`could not remove the scratch directory: ${e.message}`);
-    }
+    removeScratch(scratch, log);
   }
 
-  const ticks1 = machineTicks();
   const meta = {
-    date: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+    date: isoSeconds(new Date()),
     runs,
     calls: n,
     starts: m,
@@ -201,31 +166,14 @@ async function main() {
     light: LIGHT,
     latencies,
     cells: cells.map((c) => ({ instance: c.instance, provider: c.provider, latency: c.latency, baseline: c.baseline?.what, wakeSleep: wakeSleep[c.instance], tasks: c.tasks })),
-    taskboxVersion: version,
-    taskboxBin: relative(dirname(here), srcBin),
-    taskboxSha256: sha256,
-    taskboxMtime: binMtime,
+    ...stamp,
     plugins,
     podman: engine ? execFileSync("podman", ["--version"], { encoding: "utf8" }).trim() : null,
-    node: process.versions.node,
-    cores: cpus().length,
-    cpu: cpus()[0]?.model?.trim() || "unknown CPU",
-    loadStart,
-    loadEnd: loadAverage(),
-    loadSamples,
-    busyPercent: (100 * (ticks1.busy - ticks0.busy)) / (ticks1.total - ticks0.total),
-    setupSeconds,
-    seconds: (performance.now() - t0) / 1000,
+    ...machine.meta(setupSeconds),
     notes,
   };
   writeRemoteResults(results, meta, runsOut);
   log(`wrote ${join(results, "remote.md")} in ${meta.seconds.toFixed(0)} s`);
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    log(`failed: ${e.stack || e}`);
-    process.exit(1);
-  },
-);
+runMain(main, log, "remote");

@@ -2,7 +2,8 @@
 // latency): its sandbox and tasks, the interleaved calls against the raw
 // one-request baseline, and the wake-up of a waiting get_task.
 import { dockerBaseline, e2bBaseline } from "./remotesetup.mjs";
-import { interleave, waitFor } from "./rounds.mjs";
+import { interleave } from "./rounds.mjs";
+import { createCellSandbox, getTaskParts, sc, startCellTasks, startTaskPart } from "./taskcalls.mjs";
 
 // The running task: a sleep with a duration nothing else uses.
 export const REMOTE_SLEEP = ["sleep", "2987"];
@@ -15,22 +16,14 @@ const STAMP_BYTES = 20;
 export const OPS = ["baseline", "get_task (running)", "get_task (finished)", "start_task", "run_command"];
 export const WAKE = "wake-up: task exit to get_task return";
 
-const sc = (r) => r.structuredContent || JSON.parse(r.content?.[0]?.text || "{}");
 const wallMs = () => performance.timeOrigin + performance.now();
 
 // Creates the cell's sandbox, its running and finished tasks and its
 // baseline. cell: { provider, latency, instance, host?, fake? }.
 export async function setupCell(tb, cell) {
-  const sandbox_id = sc(await tb.call("create_sandbox", { provider: cell.instance, timeout: 3600 })).sandbox_id;
-  cell.sandbox_id = sandbox_id;
+  const sandbox_id = await createCellSandbox(tb, cell);
   const home = sc(await tb.call("run_command", { sandbox_id, command: "pwd" })).stdout.trim();
-  const running = sc(await tb.call("start_task", { sandbox_id, command: `echo ready; exec ${REMOTE_SLEEP.join(" ")}`, timeout: 3600 }));
-  const finished = sc(await tb.call("start_task", { sandbox_id, command: "echo done", timeout: 60 }));
-  cell.running = { sandbox_id, task_id: running.task_id };
-  cell.finished = { sandbox_id, task_id: finished.task_id };
-  await waitFor("the running task's first line", async () => sc(await tb.call("get_task", cell.running)).stdout === "ready\n", 50);
-  await waitFor("the finished task", async () => sc(await tb.call("get_task", cell.finished)).state === "succeeded", 50);
-  cell.tasks = 2;
+  const running = await startCellTasks(tb, cell, REMOTE_SLEEP);
   // The small file of the baseline: the running task's status record (one
   // of the files a get_task reads).
   const file = `${home}/.taskbox/tasks/${running.task_id}/status.json`;
@@ -45,31 +38,8 @@ export async function setupCell(tb, cell) {
 export async function timeCalls(tb, cell, rec, n, m, chunk = 3) {
   const parts = [
     { name: "baseline", n, fn: () => cell.baseline.call() },
-    {
-      name: "get_task (running)",
-      n,
-      fn: async () => {
-        const v = sc(await tb.call("get_task", cell.running));
-        if (v.state !== "running") throw new Error(`${cell.instance}: get_task (running): state ${v.state}`);
-      },
-    },
-    {
-      name: "get_task (finished)",
-      n,
-      fn: async () => {
-        const v = sc(await tb.call("get_task", cell.finished));
-        if (v.state !== "succeeded" || v.stdout !== "done\n") throw new Error(`${cell.instance}: get_task (finished): ${JSON.stringify(v).slice(0, 200)}`);
-      },
-    },
-    {
-      name: "start_task",
-      n: m,
-      fn: async () => {
-        const v = sc(await tb.call("start_task", { sandbox_id: cell.sandbox_id, command: "true", timeout: 60 }));
-        if (!v.task_id) throw new Error(`${cell.instance}: start_task: ${JSON.stringify(v).slice(0, 200)}`);
-        cell.tasks++;
-      },
-    },
+    ...getTaskParts(tb, cell, n),
+    startTaskPart(tb, cell, m),
     {
       name: "run_command",
       n: m,

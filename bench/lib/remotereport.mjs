@@ -3,12 +3,9 @@
 // method).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { machineLine, perRunTable, range, ratio, row } from "./providerreport.mjs";
 import { OPS, WAKE } from "./remoteload.mjs";
 import { fmt, quantile, summary } from "./stats.mjs";
-
-const row = (cells) => `| ${cells.join(" | ")} |`;
-const range = (s) => (s.n ? `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})` : "n/a");
-const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : NaN);
 
 // The budgets: a get_task's p50 over the cell's baseline p50, per provider.
 export const REMOTE_BUDGETS = [
@@ -68,7 +65,6 @@ export function summariseRemote(meta, runs) {
 export function writeRemoteResults(dir, meta, runs) {
   mkdirSync(dir, { recursive: true });
   const sum = summariseRemote(meta, runs);
-  const loads = summary(meta.loadSamples);
   const cellName = (c) => `${c.provider}, +${c.latency} ms`;
   const md = [
     "## Remote providers: taskbox's calls against one raw request to the same backend",
@@ -76,7 +72,7 @@ export function writeRemoteResults(dir, meta, runs) {
     `Written by \`bench/run.sh\` (bench/remote.mjs) on ${meta.date}: ${runs.length} measured runs after one warm-up run. Each figure is the median (min–max) across runs of that run's value; each ratio is a call's p50 over the baseline's p50 measured in the same run on the same cell, interleaved with it, then summarised across runs. Latency in ms; lower is better.`,
     "",
     `- taskbox ${meta.taskboxVersion}: ${meta.taskboxBin} (sha256 ${meta.taskboxSha256.slice(0, 16)}…, built ${meta.taskboxMtime}), copied once; plugins ${Object.entries(meta.plugins).map(([p, v]) => `${p}.so (sha256 ${v.sha256.slice(0, 16)}…, built ${v.mtime})`).join(", ") || "n/a"}; ${meta.podman || "no engine"}; node ${meta.node}.`,
-    `- Machine: ${meta.cores} cores (${meta.cpu}), load average ${meta.loadStart.join(" ")} at the start, ${meta.loadEnd.join(" ")} at the end; the 1-minute load sampled every 2 s: median ${fmt(loads.median)}, min ${fmt(loads.min)}, max ${fmt(loads.max)}; the machine was ${fmt(meta.busyPercent)}% busy over the whole run.`,
+    machineLine(meta),
     `- run time ${meta.seconds.toFixed(0)} s (engine, fakes and sandboxes set up in ${fmt(meta.setupSeconds)} s); per cell and run: ${meta.calls} baselines and ${meta.calls} get_tasks of each kind, ${meta.starts} start_tasks and ${meta.starts} run_commands, ${meta.waits} waiting get_tasks (the warm-up run ${meta.light.calls}, ${meta.light.starts} and ${meta.light.waits}).`,
     ...meta.notes.map((x) => `- Note: ${x}`),
     "",
@@ -115,11 +111,7 @@ export function writeRemoteResults(dir, meta, runs) {
       return row([cellName(c), c.wakeSleep ?? "n/a", range(w.p50), range(w.p99), fmt(w.pooledP50), fmt(w.pooledP99), w.n, w.dropped]);
     }),
     "",
-    "Per run (measured runs only):",
-    "",
-    row(["run", "seconds", "machine busy %", "load average at its end", ...meta.cells.map((c) => `${c.instance} s`)]),
-    row(["---", "---:", "---:", "---", ...meta.cells.map(() => "---:")]),
-    ...runs.map((r, i) => row([i + 1, r.machine.seconds.toFixed(1), fmt(r.machine.busyPercent), r.machine.load.join(" "), ...meta.cells.map((c) => fmt(r.cells[c.instance]?.seconds))])),
+    ...perRunTable(meta, runs),
     "",
     "### Method",
     "",
