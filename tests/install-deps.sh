@@ -11,8 +11,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 
-# The build: compilers, autotools, the libraries taskbox links.
-build_pkgs="gcc g++ make git xz-utils ca-certificates
+# The build: compilers (libc6-dev's static libc for the static supervisor,
+# which gcc only Recommends), autotools, the libraries taskbox links.
+build_pkgs="gcc g++ libc6-dev make git xz-utils ca-certificates
 	autoconf automake libtool autoconf-archive pkg-config
 	libjansson-dev libcurl4-openssl-dev libltdl-dev libcriterion-dev
 	libmicrohttpd-dev libyaml-dev libssl-dev libwslay-dev"

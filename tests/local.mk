@@ -114,5 +114,7 @@ endif
 # tests/contract/k8s-nopython.test.mjs).
 EXTRA_DIST += tests/docker/nopython.test.mjs
 if INTEGRATION_TESTS
+if STATIC_SUPERVISOR
 TESTS += tests/docker/nopython.test.mjs
+endif
 endif

@@ -47,5 +47,9 @@ EXTRA_DIST += tests/k8s/plugin-driver.mjs tests/k8s/fake.mjs \
 	tests/contract/k8s-nopython.test.mjs
 if INTEGRATION_TESTS
 TESTS += tests/k8s/faults.test.mjs tests/contract/k8s.test.mjs \
-	tests/contract/k8s-sandbox.test.mjs tests/contract/k8s-nopython.test.mjs
+	tests/contract/k8s-sandbox.test.mjs
+# An image without python3 needs the static supervisor.
+if STATIC_SUPERVISOR
+TESTS += tests/contract/k8s-nopython.test.mjs
+endif
 endif
