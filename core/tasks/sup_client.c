@@ -59,16 +59,18 @@ static int not_run(enum tb_sup_kind kind, const struct taskbox_exec_result *res)
  * sandbox started nothing, so the verb runs again with the next one: the
  * host's native binary not visible there gives python3 (for every later
  * verb on that instance); python3 missing gives the static binary, copied
- * into the sandbox when it is not there yet. */
+ * into the sandbox when it is not there yet. *never_ran is set when no
+ * supervisor could run there at all (err says why): nothing was started. */
 static int exec_verb(struct tb_box *box, const char *const *args,
                      uint32_t timeout_ms, struct taskbox_exec_result *res,
-                     char *err, size_t errlen)
+                     int *never_ran, char *err, size_t errlen)
 {
 	const char *argv[TB_SUP_PREFIX_MAX + VERB_ARGS_MAX + 1];
 	enum tb_sup_kind kind = tb_sup_choose(box);
 	int rc, uploaded = 0;
 	size_t n;
 
+	*never_ran = 0;
 again:
 	n = tb_sup_prefix(kind, argv);
 	for (size_t i = 0; args[i] && i < VERB_ARGS_MAX; i++)
@@ -90,15 +92,28 @@ again:
 			break; /* another process may have copied it */
 		/* Nothing to copy: tb_sup_upload says so. */
 		tb_exec_result_free(res);
+		*never_ran = 1;
 		return tb_sup_upload(box, err, errlen);
 	case TB_SUP_STATIC:
-		if (uploaded)
-			return rc; /* copied but not runnable: reported as is */
+		*never_ran = 1;
+		if (uploaded) {
+			snprintf(err, errlen,
+			         "sandbox %s has no python3, and the static "
+			         "supervisor copied to %s does not run there "
+			         "(exit %d): %.*s",
+			         box->id, argv[0], res->exit_code,
+			         (int)(res->err.len > 300 ? 300 : res->err.len),
+			         res->err.data ? (const char *)res->err.data
+			                       : "");
+			tb_exec_result_free(res);
+			return TASKBOX_E_UNSUPPORTED;
+		}
 		uploaded = 1;
 		tb_exec_result_free(res);
 		rc = tb_sup_upload(box, err, errlen);
 		if (rc != TASKBOX_OK)
 			return rc;
+		*never_ran = 0;
 		goto again;
 	}
 	tb_exec_result_free(res);
@@ -114,13 +129,13 @@ static void run_verb(struct tb_box *box, const char *const *args,
 	char perr[TB_ERR_MAX];
 	const char *out;
 	size_t len;
-	int rc;
+	int rc, never_ran;
 
 	memset(reply, 0, sizeof(*reply));
 	reply->outcome = TB_SUP_UNSURE;
-	rc = exec_verb(box, args, timeout_ms, &res, reply->message,
+	rc = exec_verb(box, args, timeout_ms, &res, &never_ran, reply->message,
 	               sizeof(reply->message));
-	if (rc == TASKBOX_E_UNSUPPORTED) {
+	if (never_ran) {
 		/* No supervisor can run there: nothing was started. */
 		reply->outcome = TB_SUP_REFUSED;
 		snprintf(reply->code, sizeof(reply->code), "unsupported");
@@ -210,12 +225,19 @@ static json_t *run_verb_object(struct tb_box *box, const char *const *args,
 {
 	struct taskbox_exec_result res;
 	json_t *obj = NULL;
+	int never_ran;
 
 	memset(reply, 0, sizeof(*reply));
 	reply->outcome = TB_SUP_UNSURE;
-	if (exec_verb(box, args, VERB_TIMEOUT_MS, &res, reply->message,
-	              sizeof(reply->message)) != TASKBOX_OK)
+	if (exec_verb(box, args, VERB_TIMEOUT_MS, &res, &never_ran,
+	              reply->message, sizeof(reply->message)) != TASKBOX_OK) {
+		if (never_ran) {
+			reply->outcome = TB_SUP_REFUSED;
+			snprintf(reply->code, sizeof(reply->code),
+			         "unsupported");
+		}
 		goto out;
+	}
 	if (res.timed_out) {
 		snprintf(reply->message, sizeof(reply->message),
 		         "the supervisor's %s did not answer within %u s",
@@ -309,10 +331,11 @@ int tb_sup_list(struct tb_box *box, json_t **tasks, char *err, size_t errlen)
 	struct taskbox_exec_result res;
 	char msg[TB_ERR_MAX], code[16];
 	json_t *doc = NULL;
-	int rc;
+	int rc, never_ran;
 
 	*tasks = NULL;
-	rc = exec_verb(box, argv, VERB_TIMEOUT_MS, &res, err, errlen);
+	rc = exec_verb(box, argv, VERB_TIMEOUT_MS, &res, &never_ran, err,
+	               errlen);
 	if (rc != TASKBOX_OK)
 		goto out;
 	if (res.timed_out) {
