@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/exec_deadline.h"
 #include "docker.h"
 
 #define MARKER "taskbox-exec-pid "
@@ -39,8 +40,8 @@ struct run {
 	size_t marker_len;
 	int marker_done;
 	long pid;
-	uint64_t deadline, kill_at, abandon_at;
-	int timed_out, killed, nomem, bad;
+	struct tb_exec_deadline ladder;
+	int nomem, bad;
 	long status;
 	int status_checked;
 	struct tb_dk_resp errbody;
@@ -175,8 +176,9 @@ static size_t on_stream(char *p, size_t size, size_t n, void *arg)
 }
 
 /* Sends sig to the command's process group from inside the sandbox. */
-static void kill_group(struct run *r, const char *sig)
+static void kill_group(void *arg, const char *sig)
 {
+	struct run *r = arg;
 	char pid[32], err[TASKBOX_ERRBUF_SIZE];
 	const char *argv[] = {"/bin/sh", "-c", "kill -s $0 -$1",
 	                      sig,       pid,  NULL};
@@ -191,27 +193,13 @@ static void kill_group(struct run *r, const char *sig)
 	r->host->free(res.err.data);
 }
 
+/* The deadline ladder, between reads of the stream. */
 static int tick(void *arg)
 {
 	struct run *r = arg;
-	uint64_t now = now_ms();
 
-	if (r->cancelled && r->cancelled(r->cancelled_arg)) {
-		kill_group(r, "KILL");
-		return TASKBOX_E_CANCELLED;
-	}
-	if (!r->timed_out && now >= r->deadline) {
-		r->timed_out = 1;
-		kill_group(r, "TERM");
-		r->kill_at = now_ms() + TERM_GRACE_MS;
-		r->abandon_at = now_ms() + ABANDON_MS;
-	} else if (r->timed_out && !r->killed && now >= r->kill_at) {
-		r->killed = 1;
-		kill_group(r, "KILL");
-	} else if (r->timed_out && now >= r->abandon_at) {
-		return TASKBOX_E_TIMEOUT;
-	}
-	return TASKBOX_OK;
+	return tb_exec_deadline_tick(&r->ladder, now_ms, r->cancelled,
+	                             r->cancelled_arg, kill_group, r);
 }
 
 static json_t *exec_body(struct tb_dk_conn *c, const char *const *argv,
@@ -348,7 +336,9 @@ static int run_exec(struct tb_dk_conn *c, const char *const *argv,
 	r.cancelled_arg = cancelled_arg;
 	r.wrapped = wrapped;
 	r.out.limit = r.err.limit = limit;
-	r.deadline = now_ms() + timeout_ms;
+	r.ladder.deadline = now_ms() + timeout_ms;
+	r.ladder.term_grace_ms = TERM_GRACE_MS;
+	r.ladder.abandon_ms = ABANDON_MS;
 	res->exit_code = -1;
 	body = exec_body(c, argv, env, cwd, wrapped, user);
 	if (!body)
@@ -381,7 +371,7 @@ static int run_exec(struct tb_dk_conn *c, const char *const *argv,
 		                  "malformed exec stream from the engine");
 	else if (code == TASKBOX_E_CANCELLED)
 		tb_dk_fail(code, errbuf, errlen, "exec cancelled");
-	else if (code == TASKBOX_E_TIMEOUT && r.timed_out)
+	else if (code == TASKBOX_E_TIMEOUT && r.ladder.timed_out)
 		code = TASKBOX_OK; /* abandoned after TERM and KILL */
 	else if (code == TASKBOX_OK && r.status != 200) {
 		r.errbody.status = r.status;
@@ -396,7 +386,7 @@ static int run_exec(struct tb_dk_conn *c, const char *const *argv,
 	if (wrapped && !r.marker_done && r.marker_len &&
 	    sink_add(&r, &r.err, (unsigned char *)r.marker, r.marker_len))
 		r.nomem = 1;
-	res->timed_out = r.timed_out;
+	res->timed_out = r.ladder.timed_out;
 	res->out_truncated = r.out.truncated;
 	res->err_truncated = r.err.truncated;
 	res->out.data = r.out.len ? r.out.data : NULL;

@@ -7,7 +7,8 @@ plugins_docker_docker_la_SOURCES = plugins/docker/docker.c \
 	plugins/docker/fetch.c plugins/docker/batch.c plugins/docker/pool.c \
 	plugins/docker/conn_cache.c plugins/docker/dir_fetch.c \
 	plugins/docker/docker.h plugins/common/settings.c \
-	plugins/common/settings.h
+	plugins/common/settings.h plugins/common/exec_deadline.c \
+	plugins/common/exec_deadline.h
 plugins_docker_docker_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) \
 	$(JANSSON_CFLAGS) -fvisibility=hidden
 plugins_docker_docker_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version \

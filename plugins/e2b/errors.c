@@ -9,81 +9,47 @@
 
 #include <jansson.h>
 
+#include "../common/error_message.h"
+#include "../common/http_status.h"
 #include "e2b_int.h"
-
-/* Replaces every occurrence of secret in msg with "****", in place. */
-static void scrub(char *msg, const char *secret)
-{
-	size_t slen, put;
-	char *from = msg, *at;
-
-	if (!secret || !*secret)
-		return;
-	slen = strlen(secret);
-	put = slen < 4 ? slen : 4;
-	while ((at = strstr(from, secret)) != NULL) {
-		memset(at, '*', put);
-		if (slen > put)
-			memmove(at + put, at + slen, strlen(at + slen) + 1);
-		from = at + put;
-	}
-}
 
 int tb_e2b_fail(char *errbuf, size_t errlen, const char *secret1,
                 const char *secret2, int code, const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
-	char *p;
 
-	if (!errbuf || errlen == 0)
-		return code;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	tb_error_message_v(errbuf, errlen, secret1, secret2, fmt, ap);
 	va_end(ap);
-	/* Scrub before truncating, so no prefix of a secret survives. */
-	scrub(msg, secret1);
-	scrub(msg, secret2);
-	for (p = msg; *p; p++)
-		if (*p == '\n' || *p == '\r' || *p == '\t')
-			*p = ' ';
-	snprintf(errbuf, errlen, "%s", msg);
 	return code;
 }
 
+/* Where e2b parts from the shared status table on the control plane:
+ * 409 is unavailable, 501 unsupported and 507 an I/O error. */
+static const struct tb_http_status_override control_plane_overrides[] = {
+    {409, TASKBOX_E_UNAVAILABLE},
+    {501, TASKBOX_E_UNSUPPORTED},
+    {507, TASKBOX_E_IO},
+};
+
+/* The same on envd's plane, plus the sandbox proxy's 502, "the sandbox was
+ * not found": gone. */
+static const struct tb_http_status_override envd_plane_overrides[] = {
+    {409, TASKBOX_E_UNAVAILABLE},
+    {501, TASKBOX_E_UNSUPPORTED},
+    {502, TASKBOX_E_GONE},
+    {507, TASKBOX_E_IO},
+};
+
 int tb_e2b_http_code(long status, int envd_plane)
 {
-	switch (status) {
-	case 400:
-	case 422:
-		return TASKBOX_E_INVALID;
-	case 401:
-		return TASKBOX_E_AUTH;
-	case 403:
-		return TASKBOX_E_PERMISSION;
-	case 404:
-		return TASKBOX_E_NOT_FOUND;
-	case 408:
-	case 504:
-		return TASKBOX_E_TIMEOUT;
-	case 409:
-		return TASKBOX_E_UNAVAILABLE;
-	case 410:
-		return TASKBOX_E_GONE;
-	case 429:
-		return TASKBOX_E_RATE_LIMITED;
-	case 501:
-		return TASKBOX_E_UNSUPPORTED;
-	case 502:
-		/* The sandbox proxy's "the sandbox was not found". */
-		return envd_plane ? TASKBOX_E_GONE : TASKBOX_E_UNAVAILABLE;
-	case 507:
-		return TASKBOX_E_IO;
-	default:
-		if (status >= 500)
-			return TASKBOX_E_UNAVAILABLE;
-		return TASKBOX_E_PROTOCOL;
-	}
+	if (envd_plane)
+		return tb_http_status_code(status, envd_plane_overrides,
+		                           sizeof envd_plane_overrides /
+		                               sizeof envd_plane_overrides[0]);
+	return tb_http_status_code(status, control_plane_overrides,
+	                           sizeof control_plane_overrides /
+	                               sizeof control_plane_overrides[0]);
 }
 
 int tb_e2b_connect_code(const char *name)

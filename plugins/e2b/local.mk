@@ -7,7 +7,9 @@ plugins_e2b_e2b_la_SOURCES = plugins/e2b/e2b.c plugins/e2b/api.c \
 	plugins/e2b/process_stream.c plugins/e2b/envd_files.c \
 	plugins/e2b/envd_batch.c plugins/e2b/http_pool.c \
 	plugins/e2b/conn_cache.c plugins/e2b/reconnect.c \
-	plugins/e2b/e2b_int.h
+	plugins/e2b/e2b_int.h plugins/common/http_status.c \
+	plugins/common/http_status.h plugins/common/error_message.c \
+	plugins/common/error_message.h
 plugins_e2b_e2b_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS) \
 	-fvisibility=hidden
 plugins_e2b_e2b_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version \
@@ -27,7 +29,8 @@ check_PROGRAMS += tests/e2b/test_e2b_units
 TESTS += tests/e2b/test_e2b_units
 tests_e2b_test_e2b_units_SOURCES = tests/e2b/test_e2b_units.c \
 	plugins/e2b/connect_frame.c plugins/e2b/errors.c \
-	plugins/e2b/process_stream.c plugins/e2b/conn_cache.c
+	plugins/e2b/process_stream.c plugins/e2b/conn_cache.c \
+	plugins/common/http_status.c plugins/common/error_message.c
 tests_e2b_test_e2b_units_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) \
 	$(CURL_CFLAGS) $(JANSSON_CFLAGS)
 tests_e2b_test_e2b_units_LDADD = $(CRITERION_LIBS) $(JANSSON_LIBS) \
@@ -37,7 +40,8 @@ tests_e2b_test_e2b_units_LDADD = $(CRITERION_LIBS) $(JANSSON_LIBS) \
 # clang).
 TESTS += tests/e2b/fuzz.sh
 EXTRA_DIST += tests/e2b/fuzz.sh tests/e2b/fuzz_process_stream.c \
-	tests/e2b/corpus/exit3 tests/e2b/corpus/killed tests/e2b/corpus/error
+	tests/common/quiet_host.h tests/e2b/corpus/exit3 \
+	tests/e2b/corpus/killed tests/e2b/corpus/error
 
 EXTRA_DIST += tests/e2b/fake/server.mjs tests/e2b/fake/spawn.mjs \
 	tests/e2b/fake/api.mjs tests/e2b/fake/envd.mjs \

@@ -7,52 +7,33 @@
 
 #include <jansson.h>
 
+#include "../common/error_message.h"
+#include "../common/http_status.h"
 #include "k8s_int.h"
 
 int tb_k8s_fail(char *errbuf, size_t errlen, int code, const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
-	char *p;
 
-	if (!errbuf || errlen == 0)
-		return code;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	tb_error_message_v(errbuf, errlen, NULL, NULL, fmt, ap);
 	va_end(ap);
-	for (p = msg; *p; p++)
-		if (*p == '\n' || *p == '\r' || *p == '\t')
-			*p = ' ';
-	snprintf(errbuf, errlen, "%s", msg);
 	return code;
 }
 
+/* Where the apiserver's answers part from the shared status table: a
+ * conflict (409) and an unsupported media type (415) are invalid
+ * requests. */
+static const struct tb_http_status_override apiserver_overrides[] = {
+    {409, TASKBOX_E_INVALID},
+    {415, TASKBOX_E_INVALID},
+};
+
 int tb_k8s_http_code(long status)
 {
-	switch (status) {
-	case 400:
-	case 409:
-	case 415:
-	case 422:
-		return TASKBOX_E_INVALID;
-	case 401:
-		return TASKBOX_E_AUTH;
-	case 403:
-		return TASKBOX_E_PERMISSION;
-	case 404:
-		return TASKBOX_E_NOT_FOUND;
-	case 408:
-	case 504:
-		return TASKBOX_E_TIMEOUT;
-	case 410:
-		return TASKBOX_E_GONE;
-	case 429:
-		return TASKBOX_E_RATE_LIMITED;
-	default:
-		if (status >= 500)
-			return TASKBOX_E_UNAVAILABLE;
-		return TASKBOX_E_PROTOCOL;
-	}
+	return tb_http_status_code(status, apiserver_overrides,
+	                           sizeof apiserver_overrides /
+	                               sizeof apiserver_overrides[0]);
 }
 
 void tb_k8s_status_message(const char *body, size_t len, char *out,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/exec_deadline.h"
 #include "k8s_int.h"
 
 #define HAS(p, type, field)                                                    \
@@ -189,14 +190,13 @@ struct run {
 	struct tb_k8s_conn *c;
 	struct tb_k8s_chan *ch;
 	const struct taskbox_exec_req *req;
-	uint64_t deadline; /* the command's timeout */
-	uint64_t kill_at, abandon_at;
-	int timed_out, killed;
+	struct tb_exec_deadline ladder;
 };
 
 /* Signals the wrapper's process group (its pid from the marker). */
-static void kill_group(struct run *r, const char *sig)
+static void kill_group(void *arg, const char *sig)
 {
+	struct run *r = arg;
 	char pid[32], err[TASKBOX_ERRBUF_SIZE];
 	const char *argv[] = {
 	    "/bin/sh", "-c", "kill -s $0 -- -$1 2>/dev/null || kill -s $0 $1",
@@ -213,28 +213,14 @@ static void kill_group(struct run *r, const char *sig)
 		result_free(r->c->inst->host, &res);
 }
 
+/* The deadline ladder, between reads of the channels. */
 static int tick(void *arg)
 {
 	struct run *r = arg;
 	const struct taskbox_exec_req *req = r->req;
-	uint64_t now = tb_k8s_now_ms();
 
-	if (req->cancelled && req->cancelled(req->cancelled_arg)) {
-		kill_group(r, "KILL");
-		return TASKBOX_E_CANCELLED;
-	}
-	if (!r->timed_out && now >= r->deadline) {
-		r->timed_out = 1;
-		kill_group(r, "TERM");
-		r->kill_at = tb_k8s_now_ms() + TERM_GRACE_MS;
-		r->abandon_at = tb_k8s_now_ms() + ABANDON_AFTER_MS;
-	} else if (r->timed_out && !r->killed && now >= r->kill_at) {
-		r->killed = 1;
-		kill_group(r, "KILL");
-	} else if (r->timed_out && now >= r->abandon_at) {
-		return TASKBOX_E_TIMEOUT;
-	}
-	return TASKBOX_OK;
+	return tb_exec_deadline_tick(&r->ladder, tb_k8s_now_ms, req->cancelled,
+	                             req->cancelled_arg, kill_group, r);
 }
 
 /* The wrapped argv; *owned gets what to free. */
@@ -283,8 +269,10 @@ static int run_once(struct tb_k8s_conn *c, const struct taskbox_exec_req *req,
 	r.c = c;
 	r.ch = &ch;
 	r.req = req;
-	r.deadline =
+	r.ladder.deadline =
 	    tb_k8s_now_ms() + (req->timeout_ms ? req->timeout_ms : 3600000u);
+	r.ladder.term_grace_ms = TERM_GRACE_MS;
+	r.ladder.abandon_ms = ABANDON_AFTER_MS;
 	memset(&io, 0, sizeof io);
 	io.chan = &ch;
 	io.tick = tick;
@@ -301,7 +289,7 @@ static int run_once(struct tb_k8s_conn *c, const struct taskbox_exec_req *req,
 	if (rc == TASKBOX_OK)
 		rc = conclude(&ch, res, "exec", errbuf, errlen);
 	if (rc == TASKBOX_OK)
-		res->timed_out = r.timed_out;
+		res->timed_out = r.ladder.timed_out;
 	*pid = ch.pid;
 	tb_k8s_chan_free(&ch);
 	return rc;

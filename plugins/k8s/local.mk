@@ -8,7 +8,10 @@ plugins_k8s_k8s_la_SOURCES = plugins/k8s/k8s.c plugins/k8s/settings.c \
 	plugins/k8s/wsaccept.c plugins/k8s/exec.c plugins/k8s/files.c \
 	plugins/k8s/argfiles.c plugins/k8s/batch.c \
 	plugins/k8s/k8s_int.h plugins/common/settings.c \
-	plugins/common/settings.h
+	plugins/common/settings.h plugins/common/http_status.c \
+	plugins/common/http_status.h plugins/common/error_message.c \
+	plugins/common/error_message.h plugins/common/exec_deadline.c \
+	plugins/common/exec_deadline.h
 plugins_k8s_k8s_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS) \
 	$(YAML_CFLAGS) $(CRYPTO_CFLAGS) $(WSLAY_CFLAGS) -fvisibility=hidden
 plugins_k8s_k8s_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version \
@@ -22,8 +25,10 @@ EXTRA_DIST += plugins/k8s/README.md
 check_PROGRAMS += tests/k8s/test_k8s_units
 TESTS += tests/k8s/test_k8s_units
 tests_k8s_test_k8s_units_SOURCES = tests/k8s/test_k8s_units.c \
+	tests/common/quiet_host.h \
 	plugins/k8s/channels.c plugins/k8s/wsaccept.c plugins/k8s/kubeconfig.c \
-	plugins/k8s/objects.c plugins/k8s/errors.c
+	plugins/k8s/objects.c plugins/k8s/errors.c \
+	plugins/common/http_status.c plugins/common/error_message.c
 tests_k8s_test_k8s_units_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) \
 	$(CURL_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(CRYPTO_CFLAGS)
 tests_k8s_test_k8s_units_LDADD = $(CRITERION_LIBS) $(JANSSON_LIBS) \
@@ -36,8 +41,8 @@ EXTRA_DIST += tests/k8s/providers.sh
 # A bounded libFuzzer run over the channel decoder (skipped without clang).
 TESTS += tests/k8s/fuzz.sh
 EXTRA_DIST += tests/k8s/fuzz.sh tests/k8s/fuzz_channels.c \
-	tests/k8s/corpus/exit7 tests/k8s/corpus/success \
-	tests/k8s/corpus/noexit
+	tests/common/quiet_host.h tests/k8s/corpus/exit7 \
+	tests/k8s/corpus/success tests/k8s/corpus/noexit
 
 # The plugin against the fake apiserver: op by op through the e2b test
 # driver (any plugin), and the provider contract suite on both kinds.

@@ -7,24 +7,7 @@
 #include <stdlib.h>
 
 #include "../../plugins/e2b/e2b_int.h"
-
-static void quiet(enum taskbox_log_level level, const char *provider,
-                  const char *message)
-{
-	(void)level;
-	(void)provider;
-	(void)message;
-}
-
-static const struct taskbox_host host = {
-    TASKBOX_ABI_MAJOR,
-    TASKBOX_ABI_MINOR,
-    sizeof(struct taskbox_host),
-    malloc,
-    realloc,
-    free,
-    quiet,
-};
+#include "../common/quiet_host.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -43,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (cut > size)
 		cut = size;
 	res.struct_size = sizeof res;
-	tb_pstream_init(&ps, &host, &res, limit);
+	tb_pstream_init(&ps, &quiet_host, &res, limit);
 	if (tb_pstream_feed(&ps, data, cut) == 0)
 		tb_pstream_feed(&ps, data + cut, size - cut);
 	(void)tb_pstream_complete(&ps);

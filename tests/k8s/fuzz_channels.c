@@ -10,24 +10,7 @@
 #include <string.h>
 
 #include "../../plugins/k8s/k8s_int.h"
-
-static void quiet(enum taskbox_log_level level, const char *provider,
-                  const char *message)
-{
-	(void)level;
-	(void)provider;
-	(void)message;
-}
-
-static const struct taskbox_host host = {
-    TASKBOX_ABI_MAJOR,
-    TASKBOX_ABI_MINOR,
-    sizeof(struct taskbox_host),
-    malloc,
-    realloc,
-    free,
-    quiet,
-};
+#include "../common/quiet_host.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -44,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&res, 0, sizeof res);
 	res.struct_size = sizeof res;
 	limit = (data[0] & 0x7f) * 5u;
-	tb_k8s_chan_init(&ch, &host, &res, limit, data[0] >> 7);
+	tb_k8s_chan_init(&ch, &quiet_host, &res, limit, data[0] >> 7);
 	data++;
 	size--;
 	while (size >= 2) {

@@ -10,24 +10,7 @@
 #include <unistd.h>
 
 #include "../../plugins/k8s/k8s_int.h"
-
-static void quiet(enum taskbox_log_level level, const char *provider,
-                  const char *message)
-{
-	(void)level;
-	(void)provider;
-	(void)message;
-}
-
-static const struct taskbox_host host = {
-    TASKBOX_ABI_MAJOR,
-    TASKBOX_ABI_MINOR,
-    sizeof(struct taskbox_host),
-    malloc,
-    realloc,
-    free,
-    quiet,
-};
+#include "../common/quiet_host.h"
 
 /* Feeds one message: the channel byte then the text. */
 static int feed(struct tb_k8s_chan *ch, int channel, const char *text)
@@ -56,7 +39,7 @@ Test(channels, streams_apart_and_success)
 	int code;
 	char msg[200];
 
-	tb_k8s_chan_init(&ch, &host, &res, 0, 0);
+	tb_k8s_chan_init(&ch, &quiet_host, &res, 0, 0);
 	cr_assert_eq(feed(&ch, 1, ""), 0); /* the empty first frame */
 	feed(&ch, 1, "out1 ");
 	feed(&ch, 2, "err");
@@ -80,7 +63,7 @@ Test(channels, nonzero_exit_code)
 	int code;
 	char msg[200];
 
-	tb_k8s_chan_init(&ch, &host, &res, 0, 0);
+	tb_k8s_chan_init(&ch, &quiet_host, &res, 0, 0);
 	feed(&ch, 3,
 	     "{\"status\":\"Failure\",\"reason\":\"NonZeroExitCode\","
 	     "\"message\":\"command terminated with non-zero exit code\","
@@ -100,7 +83,7 @@ Test(channels, start_failure_has_no_exit_code)
 	int code;
 	char msg[200];
 
-	tb_k8s_chan_init(&ch, &host, &res, 0, 0);
+	tb_k8s_chan_init(&ch, &quiet_host, &res, 0, 0);
 	feed(&ch, 3,
 	     "{\"status\":\"Failure\",\"reason\":\"InternalError\",\"message\":"
 	     "\"OCI runtime exec failed: executable file not found in "
@@ -120,7 +103,7 @@ Test(channels, no_status_and_bad_status)
 	int code;
 	char msg[200];
 
-	tb_k8s_chan_init(&ch, &host, &res, 0, 0);
+	tb_k8s_chan_init(&ch, &quiet_host, &res, 0, 0);
 	cr_assert_eq(tb_k8s_chan_status(&ch, &code, msg, sizeof msg),
 	             TB_K8S_ST_NONE);
 	feed(&ch, 3, "not json");
@@ -128,7 +111,7 @@ Test(channels, no_status_and_bad_status)
 	             TB_K8S_ST_BAD);
 	tb_k8s_chan_free(&ch);
 	/* An exit code out of 0..255 is no exit code. */
-	tb_k8s_chan_init(&ch, &host, &res, 0, 0);
+	tb_k8s_chan_init(&ch, &quiet_host, &res, 0, 0);
 	feed(&ch, 3,
 	     "{\"status\":\"Failure\",\"reason\":\"NonZeroExitCode\","
 	     "\"details\":{\"causes\":[{\"reason\":\"ExitCode\",\"message\":"
@@ -144,7 +127,7 @@ Test(channels, output_limit_truncates_each_stream)
 	struct taskbox_exec_result res = {.struct_size = sizeof res};
 	struct tb_k8s_chan ch;
 
-	tb_k8s_chan_init(&ch, &host, &res, 4, 0);
+	tb_k8s_chan_init(&ch, &quiet_host, &res, 4, 0);
 	feed(&ch, 1, "abc");
 	feed(&ch, 1, "defg");
 	feed(&ch, 2, "xy");
@@ -162,7 +145,7 @@ Test(channels, pid_marker_taken_off_stderr_even_when_split)
 	struct taskbox_exec_result res = {.struct_size = sizeof res};
 	struct tb_k8s_chan ch;
 
-	tb_k8s_chan_init(&ch, &host, &res, 0, 1);
+	tb_k8s_chan_init(&ch, &quiet_host, &res, 0, 1);
 	feed(&ch, 2, "taskbox-ex");
 	feed(&ch, 2, "ec-pid 42");
 	feed(&ch, 2, "17\nreal stderr\n");
@@ -179,7 +162,7 @@ Test(channels, stderr_that_is_no_marker_is_kept)
 	struct taskbox_exec_result res = {.struct_size = sizeof res};
 	struct tb_k8s_chan ch;
 
-	tb_k8s_chan_init(&ch, &host, &res, 0, 1);
+	tb_k8s_chan_init(&ch, &quiet_host, &res, 0, 1);
 	feed(&ch, 2, "taskbox-exec-pid x\n");
 	cr_assert_eq(tb_k8s_chan_finish(&ch), 0);
 	cr_assert_eq(ch.pid, 0);
@@ -188,7 +171,7 @@ Test(channels, stderr_that_is_no_marker_is_kept)
 	res_free(&res);
 	memset(&res, 0, sizeof res);
 	/* A marker cut short by the end of the stream is stderr too. */
-	tb_k8s_chan_init(&ch, &host, &res, 0, 1);
+	tb_k8s_chan_init(&ch, &quiet_host, &res, 0, 1);
 	feed(&ch, 2, "taskbox");
 	cr_assert_eq(tb_k8s_chan_finish(&ch), 0);
 	cr_assert_eq(res.err.len, 7);
@@ -202,7 +185,7 @@ Test(channels, close_and_stdin_channels_ignored)
 	struct tb_k8s_chan ch;
 	unsigned char close_msg[2] = {255, 0};
 
-	tb_k8s_chan_init(&ch, &host, &res, 0, 0);
+	tb_k8s_chan_init(&ch, &quiet_host, &res, 0, 0);
 	cr_assert_eq(tb_k8s_chan_feed(&ch, close_msg, 2), 0);
 	cr_assert_eq(tb_k8s_chan_feed(&ch, close_msg, 0), 0);
 	feed(&ch, 0, "echo");
