@@ -379,18 +379,33 @@ def write_all(fd, data):
         view = view[os.write(fd, view):]
 
 
-def write_status(dfd, record):
-    """Replaces DFD's status.json atomically: temp, fsync, rename, dir fsync."""
+def write_status(dfd, record, then_sync=None):
+    """Replaces DFD's status.json atomically: temp, fsync, rename, dir fsync.
+    With THEN_SYNC (the final record), the temp file is renamed into place
+    at once, so a waiting reader sees the end without waiting for the disk,
+    and then the descriptors of THEN_SYNC, the record and DFD are fsynced;
+    a failed fsync after the rename is not reported (the record is final)."""
     data = (jdump(record) + "\n").encode("utf-8")
     fd = os.open("status.json.tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC
                  | os.O_CLOEXEC, 0o600, dir_fd=dfd)
     try:
         write_all(fd, data)
-        os.fsync(fd)
+        if then_sync is None:
+            os.fsync(fd)
+        os.rename("status.json.tmp", "status.json", src_dir_fd=dfd,
+                  dst_dir_fd=dfd)
+        if then_sync is None:
+            os.fsync(dfd)
+            return
+        try:
+            for other in then_sync:
+                os.fsync(other)
+            os.fsync(fd)
+            os.fsync(dfd)
+        except OSError:
+            pass  # readable as it is; not durable through a crash
     finally:
         os.close(fd)
-    os.rename("status.json.tmp", "status.json", src_dir_fd=dfd, dst_dir_fd=dfd)
-    os.fsync(dfd)
 
 
 def write_heartbeat(dfd):
@@ -767,7 +782,6 @@ class Supervisor:
                     break
             s.close()
         for name, s in zip(("stdout", "stderr"), self.streams):
-            os.fsync(s.log)
             rec[name + "_bytes"] = s.kept
             rec[name + "_truncated"] = s.truncated
         if error is not None:
@@ -782,7 +796,7 @@ class Supervisor:
         rec["error"] = error
         rec["signal"] = self.signal
         rec["ended_by"] = ENDED_BY.get(self.reason, "exit")
-        write_status(self.dfd, rec)
+        write_status(self.dfd, rec, [s.log for s in self.streams])
         self.signal_ready()
 
     def run(self, timeout, logs, secrets):

@@ -110,35 +110,71 @@ int tb_write_all(int fd, const void *data, size_t n)
 	return 0;
 }
 
-int tb_record_write(int dfd, const struct tb_record *rec)
+/* Writes REC to DFD's status.json.tmp; returns its descriptor, or -1. */
+static int write_tmp(int dfd, const struct tb_record *rec)
 {
 	struct tb_str data = {0};
-	int fd, rc = -1, saved;
+	int fd, saved;
 
 	tb_record_json(rec, &data);
 	tb_str_add(&data, "\n", 1);
 	fd = openat(dfd, "status.json.tmp",
 	            O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		goto out;
-	if (tb_write_all(fd, data.p, data.len) < 0 || fsync(fd) < 0) {
+	if (fd >= 0 && tb_write_all(fd, data.p, data.len) < 0) {
 		saved = errno;
 		close(fd);
 		errno = saved;
-		goto out;
+		fd = -1;
 	}
-	if (close(fd) < 0)
-		goto out;
-	if (renameat(dfd, "status.json.tmp", dfd, "status.json") < 0)
-		goto out;
-	if (fsync(dfd) < 0)
-		goto out;
-	rc = 0;
-out:
 	saved = errno;
 	tb_str_free(&data);
 	errno = saved;
-	return rc;
+	return fd;
+}
+
+int tb_record_write(int dfd, const struct tb_record *rec)
+{
+	int fd = write_tmp(dfd, rec), saved;
+
+	if (fd < 0)
+		return -1;
+	if (fsync(fd) < 0) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	if (close(fd) < 0 ||
+	    renameat(dfd, "status.json.tmp", dfd, "status.json") < 0 ||
+	    fsync(dfd) < 0)
+		return -1;
+	return 0;
+}
+
+int tb_record_publish(int dfd, const struct tb_record *rec, const int *logs,
+                      size_t nlogs)
+{
+	int fd = write_tmp(dfd, rec), saved;
+
+	if (fd < 0)
+		return -1;
+	if (renameat(dfd, "status.json.tmp", dfd, "status.json") < 0) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	/* In place: from here on only durability is at stake, and the
+	 * record stays whatever a sync says. */
+	for (size_t i = 0; i < nlogs; i++)
+		if (logs[i] >= 0 && fsync(logs[i]) < 0) {
+			/* kept readable; not durable through a crash */
+		}
+	if (fsync(fd) < 0 || fsync(dfd) < 0) {
+		/* as above */
+	}
+	close(fd);
+	return 0;
 }
 
 int tb_status_read(const char *tdir, struct tb_str *raw, struct tb_jobject *o,

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,38 +58,6 @@ void tb_run_kill_group(const struct tb_record *rec)
 		kill(-(pid_t)rec->pgid, SIGKILL);
 }
 
-/* The scheduler slice asked for by hurry(): the shortest Linux grants. */
-#define TB_FINISH_SLICE_NS 100000u
-
-/* Once the command has exited: asks the scheduler to give the CPU back to
- * this process soon after each wake-up (a short EEVDF slice, Linux 6.12
- * and later, allowed unprivileged at the same nice), as the rest is a few
- * short steps between fsyncs that would each wait for a busy CPU anew and
- * a waiting host sees the end only after them. A no-op elsewhere. */
-static void hurry(void)
-{
-#ifdef SYS_sched_setattr
-	struct {
-		uint32_t size, policy;
-		uint64_t flags;
-		int32_t nice;
-		uint32_t priority;
-		uint64_t runtime, deadline, period;
-	} attr;
-
-	memset(&attr, 0, sizeof(attr));
-	if (syscall(SYS_sched_getattr, 0, &attr, sizeof(attr), 0) < 0 ||
-	    attr.policy != 0 /* SCHED_OTHER */)
-		return;
-	attr.size = sizeof(attr);
-	attr.flags = 0;
-	attr.runtime = TB_FINISH_SLICE_NS;
-	if (syscall(SYS_sched_setattr, 0, &attr, 0) < 0) {
-		/* an older kernel: the default slice */
-	}
-#endif
-}
-
 /* The command's exit code once it has exited (128+N for signal N, also
  * left in *SIG), else -1. The rest of its group is killed before the leader
  * is reaped, so the group id cannot have been reused. */
@@ -105,7 +72,6 @@ static int reap(const struct tb_record *rec, int *sig)
 	    info.si_pid == 0)
 		return -1;
 	tb_run_kill_group(rec);
-	hurry();
 	while (waitpid((pid_t)rec->pgid, &status, 0) < 0)
 		if (errno != EINTR)
 			return 128 + SIGKILL;
@@ -126,12 +92,14 @@ const char *tb_ended_by(const char *reason)
 	return "exit";
 }
 
-/* Drains what is left, fsyncs the logs and writes the terminal record. */
+/* Drains what is left and publishes the terminal record (then the logs,
+ * the record and the directory are fsynced: tb_record_publish). */
 static int finish(struct tb_job *job, struct tb_stream *st, long long code,
                   char *err, size_t errlen)
 {
 	static char signame[32];
 	struct tb_record *rec = job->rec;
+	int logs[2] = {st[0].log, st[1].log};
 
 	for (int i = 0; i < 2; i++) {
 		for (int j = 0; j < 64 && st[i].open; j++) {
@@ -145,8 +113,6 @@ static int finish(struct tb_job *job, struct tb_stream *st, long long code,
 		if (tb_stream_close(&st[i]) < 0)
 			goto io;
 	}
-	if (fsync(st[0].log) < 0 || fsync(st[1].log) < 0)
-		goto io;
 	rec->stdout_bytes = st[0].kept;
 	rec->stderr_bytes = st[1].kept;
 	rec->stdout_truncated = st[0].truncated;
@@ -164,7 +130,7 @@ static int finish(struct tb_job *job, struct tb_stream *st, long long code,
 	rec->ended_by = tb_ended_by(job->reason);
 	tb_stream_free(&st[0]);
 	tb_stream_free(&st[1]);
-	if (tb_record_write(job->dfd, rec) < 0)
+	if (tb_record_publish(job->dfd, rec, logs, 2) < 0)
 		goto io;
 	tb_signal_ready(&job->ready_fd);
 	return 0;

@@ -126,6 +126,13 @@ void tb_record_json(const struct tb_record *rec, struct tb_str *out);
 /* Replaces status.json in DFD: temp file, fsync, rename, fsync of DFD.
  * Returns 0, or -1 with errno set. */
 int tb_record_write(int dfd, const struct tb_record *rec);
+/* The final record: written to a temp file and renamed over status.json at
+ * once, so a waiting reader sees the end without waiting for the disk; then
+ * the NLOGS log descriptors, the record and DFD are fsynced before it
+ * returns. -1 (errno set) only when the record is not in place; a failed
+ * fsync after that is not reported (the record is final). */
+int tb_record_publish(int dfd, const struct tb_record *rec, const int *logs,
+                      size_t nlogs);
 /* Replaces heartbeat in DFD with the wall clock in ms: temp file, rename,
  * no fsync (not durable state). Failures are ignored. */
 void tb_heartbeat_write(int dfd);
