@@ -84,50 +84,9 @@ static bool has_byte(struct tb_box *box, const char *task_id,
 	return yes;
 }
 
-/* probe (below) in one provider batch: the record and, for
- * TB_WAIT_CHANGE, a byte at each offset, all read together. */
-static bool probe_batched(struct tb_box *box, const char *task_id,
-                          const struct tb_page_req *pr,
-                          enum tb_wait_until until, int64_t *pid,
-                          uint64_t *start)
-{
-	struct taskbox_read_item status = {0}, out = {0}, errb = {0};
-	struct taskbox_read_item *items[] = {&status, &out, &errb};
-	char paths[3][128], err[TB_ERR_MAX];
-	struct tb_task_record rec;
-	size_t n = until == TB_WAIT_CHANGE ? 3 : 1;
-	bool due;
-
-	memset(&rec, 0, sizeof(rec));
-	status.path = tb_sup_task_path(paths[0], sizeof(paths[0]), task_id,
-	                               "status.json");
-	status.length = TB_STATUS_MAX;
-	out.path =
-	    tb_sup_task_path(paths[1], sizeof(paths[1]), task_id, "stdout");
-	out.offset = pr->stdout_offset;
-	out.length = 1;
-	errb.path =
-	    tb_sup_task_path(paths[2], sizeof(paths[2]), task_id, "stderr");
-	errb.offset = pr->stderr_offset;
-	errb.length = 1;
-	if (tb_box_read_many(box, items, n, err, sizeof(err)) != TASKBOX_OK)
-		return true;
-	due = status.status != TASKBOX_OK ||
-	      tb_sup_parse_status(box, task_id, &status.data, &rec, err,
-	                          sizeof(err)) != TASKBOX_OK ||
-	      rec.state != TB_TASK_RUNNING || out.data.len > 0 ||
-	      errb.data.len > 0;
-	if (!due) {
-		*pid = rec.supervisor_pid;
-		*start = rec.supervisor_start;
-	}
-	tb_task_record_clear(&rec);
-	tb_read_items_free(items, n);
-	return due;
-}
-
 /* The cheap check between two views: the status record's state and, for
- * TB_WAIT_CHANGE, a byte at each offset. True when a view is due. Notes
+ * TB_WAIT_CHANGE where reads are not batched, a byte at each offset. True
+ * when a view is due. Notes
  * the supervisor of a running task in *pid and *start. */
 static bool probe(struct tb_box *box, const char *task_id,
                   const struct tb_page_req *pr, enum tb_wait_until until,
@@ -137,8 +96,6 @@ static bool probe(struct tb_box *box, const char *task_id,
 	char err[TB_ERR_MAX];
 	bool due;
 
-	if (tb_box_batches_reads(box))
-		return probe_batched(box, task_id, pr, until, pid, start);
 	memset(&rec, 0, sizeof(rec));
 	due = tb_sup_read_status(box, task_id, &rec, err, sizeof(err)) !=
 	          TASKBOX_OK ||
@@ -396,6 +353,14 @@ void tb_wait_step(struct tb_wait *wait)
 			view(wait);
 		else
 			wait->cost = now_us() - before;
+		return;
+	}
+	/* Where reads go out as one batch, a full view costs one round trip,
+	 * as a probe does: a change then ends the wait without a second trip.
+	 * Not for a wait for the end, whose views would read the new pages of
+	 * a task that keeps writing again and again. */
+	if (wait->until == TB_WAIT_CHANGE && tb_box_batches_reads(&wait->box)) {
+		view(wait);
 		return;
 	}
 	if (!probe(&wait->box, wait->task_id, &wait->pr, wait->until,
