@@ -60,16 +60,19 @@ static int not_run(enum tb_sup_kind kind, const struct taskbox_exec_result *res)
  * host's native binary not visible there gives python3 (for every later
  * verb on that instance); python3 missing gives the static binary, copied
  * into the sandbox when it is not there yet. *never_ran is set when no
- * supervisor could run there at all (err says why): nothing was started. */
+ * supervisor could run there at all (err says why): nothing was started.
+ * never_ran may be NULL. */
 static int exec_verb(struct tb_box *box, const char *const *args,
                      uint32_t timeout_ms, struct taskbox_exec_result *res,
                      int *never_ran, char *err, size_t errlen)
 {
 	const char *argv[TB_SUP_PREFIX_MAX + VERB_ARGS_MAX + 1];
 	enum tb_sup_kind kind = tb_sup_choose(box);
-	int rc, uploaded = 0;
+	int rc, uploaded = 0, unused;
 	size_t n;
 
+	if (!never_ran)
+		never_ran = &unused;
 	*never_ran = 0;
 again:
 	n = tb_sup_prefix(kind, argv);
@@ -120,6 +123,14 @@ again:
 	goto again;
 }
 
+/* Notes in reply that no supervisor could run in the sandbox (exec_verb's
+ * never_ran): the verb is refused, nothing was started. */
+static void refuse_unsupported(struct tb_sup_reply *reply)
+{
+	reply->outcome = TB_SUP_REFUSED;
+	snprintf(reply->code, sizeof(reply->code), "unsupported");
+}
+
 /* Runs the verb ARGS and sorts its output into reply. */
 static void run_verb(struct tb_box *box, const char *const *args,
                      const char *task_id, uint32_t timeout_ms,
@@ -136,9 +147,7 @@ static void run_verb(struct tb_box *box, const char *const *args,
 	rc = exec_verb(box, args, timeout_ms, &res, &never_ran, reply->message,
 	               sizeof(reply->message));
 	if (never_ran) {
-		/* No supervisor can run there: nothing was started. */
-		reply->outcome = TB_SUP_REFUSED;
-		snprintf(reply->code, sizeof(reply->code), "unsupported");
+		refuse_unsupported(reply);
 		goto out;
 	}
 	if (rc != TASKBOX_OK)
@@ -231,11 +240,8 @@ static json_t *run_verb_object(struct tb_box *box, const char *const *args,
 	reply->outcome = TB_SUP_UNSURE;
 	if (exec_verb(box, args, VERB_TIMEOUT_MS, &res, &never_ran,
 	              reply->message, sizeof(reply->message)) != TASKBOX_OK) {
-		if (never_ran) {
-			reply->outcome = TB_SUP_REFUSED;
-			snprintf(reply->code, sizeof(reply->code),
-			         "unsupported");
-		}
+		if (never_ran)
+			refuse_unsupported(reply);
 		goto out;
 	}
 	if (res.timed_out) {
@@ -331,11 +337,10 @@ int tb_sup_list(struct tb_box *box, json_t **tasks, char *err, size_t errlen)
 	struct taskbox_exec_result res;
 	char msg[TB_ERR_MAX], code[16];
 	json_t *doc = NULL;
-	int rc, never_ran;
+	int rc;
 
 	*tasks = NULL;
-	rc = exec_verb(box, argv, VERB_TIMEOUT_MS, &res, &never_ran, err,
-	               errlen);
+	rc = exec_verb(box, argv, VERB_TIMEOUT_MS, &res, NULL, err, errlen);
 	if (rc != TASKBOX_OK)
 		goto out;
 	if (res.timed_out) {

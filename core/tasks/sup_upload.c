@@ -119,26 +119,40 @@ const char *tb_sup_static_sandbox_path(void)
 	return sandbox_path[0] ? sandbox_path : NULL;
 }
 
+/* Whether id is in the ring; the caller holds pythonless_lock. */
+static bool pythonless_locked(const char *id)
+{
+	for (size_t i = 0; i < PYTHONLESS_MAX; i++)
+		if (strcmp(pythonless[i], id) == 0)
+			return true;
+	return false;
+}
+
 bool tb_sup_pythonless(const struct tb_box *box)
 {
-	bool found = false;
+	bool found;
 
 	pthread_mutex_lock(&pythonless_lock);
-	for (size_t i = 0; i < PYTHONLESS_MAX && !found; i++)
-		found = strcmp(pythonless[i], box->id) == 0;
+	found = pythonless_locked(box->id);
 	pthread_mutex_unlock(&pythonless_lock);
 	return found;
 }
 
 void tb_sup_mark_pythonless(const struct tb_box *box)
 {
-	if (tb_sup_pythonless(box))
-		return;
+	bool added = false;
+
+	/* One critical section: two first verbs racing add the id once. */
 	pthread_mutex_lock(&pythonless_lock);
-	snprintf(pythonless[pythonless_next], sizeof(pythonless[0]), "%s",
-	         box->id);
-	pythonless_next = (pythonless_next + 1) % PYTHONLESS_MAX;
+	if (!pythonless_locked(box->id)) {
+		snprintf(pythonless[pythonless_next], sizeof(pythonless[0]),
+		         "%s", box->id);
+		pythonless_next = (pythonless_next + 1) % PYTHONLESS_MAX;
+		added = true;
+	}
 	pthread_mutex_unlock(&pythonless_lock);
+	if (!added)
+		return;
 	tb_log(TB_LOG_INFO,
 	       "sandbox %s has no python3: its verbs use the static supervisor",
 	       box->id);
