@@ -6,6 +6,7 @@
 //   TASKBOX_BIN          the taskbox binary (required)
 //   TASKBOX_PLUGIN_PATH  passed on to taskbox (the build's plugin dirs)
 //   BENCH_ECHO_BIN       the built bench/echo.c (required)
+//   BENCH_STAMP_BIN      the built bench/stamp.c (required)
 //   BENCH_RUNS           measured runs after the warm-up (default 5, at least 5 for results)
 //   BENCH_RESULTS        where to write the results (default: bench/results)
 import { execFileSync } from "node:child_process";
@@ -78,6 +79,7 @@ async function main() {
   const ctx = {
     taskboxBin: need("TASKBOX_BIN"),
     echoBin: need("BENCH_ECHO_BIN"),
+    stampBin: need("BENCH_STAMP_BIN"),
     tbState: join(scratch, "taskbox"),
     dcHome: join(scratch, "dc-home"),
   };
@@ -166,7 +168,7 @@ async function main() {
       "`sh -c true` is spawned with node's `child_process.spawn` and timed to its exit, with the same timer. Interleaved with the starts, two diagnostics of start_task's cost are spawned the same way: `python3 -I -S -c pass` (the interpreter alone) and the supervisor's `start` verb run directly on a scratch root (no server, no provider).",
       "Scale, after the runs above: one sandbox grown once to 1, then 16, then 128 running `exec sleep N` tasks; at each level, after 50 warm-up calls, each of the runs takes 200 get_task calls cycling over the tasks (p50, p99) interleaved with 200 pings, the server's VmRSS, and the summed utime+stime of the supervisors (the parents of the task processes, from /proc/PID/stat) over a 2 s window while the tasks sleep, in % of one core.",
       "Throughput: `sh -c 'head -c 1073741824 /dev/zero | cat >/dev/null'` timed to its exit, and a task `head -c 1073741824 /dev/zero` timed from the start_task call to the first get_task (polled every 10 ms, `limit: 1`, so the polls take little CPU from the drain) that reports a terminal state; two passes per run, raw first then task first, and each side's best pass is compared (other work on the machine only slows a pass down).",
-      "Wait, after the scale phase: in one sandbox, each run starts 100 tasks `sleep 0.2; date +%s%N` one after another, each followed at once by a get_task with `wait: 30` and `stdout_offset: 20` (past the 20 bytes the task prints, so only the task's end ends the wait); the figure is the client's wall clock (`performance.timeOrigin + performance.now()`) when that call returns minus the time the task printed as its last line just before it exited (p50 and p99 of the run's 100; the budget is the larger of p50 / 5 ms and p99 / 10 ms, at most 1 in every run).",
+      "Wait, after the scale phase: in one sandbox, each run starts 100 tasks `sleep 0.2; exec STAMP` one after another (STAMP is bench/stamp.c: the task's last process reads the wall clock, prints it in ns and exits a few system calls later; until 2026-12 the task ended with `date +%s%N`, which spends a millisecond or more after reading the clock and then waits for the shell to exit, all charged to taskbox), each followed at once by a get_task with `wait: 30` and `stdout_offset: 20` (past the 20 bytes the task prints, so only the task's end ends the wait); the figure is the client's wall clock (`performance.timeOrigin + performance.now()`) when that call returns minus the printed time (p50 and p99 of the run's 100; the budget is the larger of p50 / 5 ms and p99 / 10 ms, at most 1 in every run).",
       "Idle RSS: VmRSS of the server process after connect, tools/list and one ping (DesktopCommander: after 200 ms more).",
     ],
     notes,

@@ -8,6 +8,7 @@ EXTRA_DIST += \
 	bench/remote.mjs \
 	bench/k8s.mjs \
 	bench/echo.c \
+	bench/stamp.c \
 	bench/lib/figures.mjs \
 	bench/lib/httpclient.mjs \
 	bench/lib/httpload.mjs \

@@ -10,7 +10,8 @@
 #   telemetry and no downloads of their own);
 # - gnuplot for the chart (installs Debian's gnuplot-nox when run as root);
 # - builds taskbox in $BENCH_BUILD_DIR (default: a directory under $TMPDIR)
-#   unless $TASKBOX_BIN names a built binary, and the C echo loop bench/echo.c.
+#   unless $TASKBOX_BIN names a built binary, the C echo loop bench/echo.c
+#   and bench/stamp.c (the wait figure's clock).
 # - then bench/http.mjs: taskbox's Streamable HTTP transport beside the SDK's
 #   own HTTP server (bench/peer/), and the cost of parked waits;
 # - then bench/modern.mjs: MCP 2026-07-28 requests against legacy ones on the
@@ -103,8 +104,11 @@ fi
 # The physical floor for a round trip.
 BENCH_ECHO_BIN=$build/bench-echo
 ${CC:-cc} -O2 -std=c11 -Wall -Wextra -o "$BENCH_ECHO_BIN" "$here/echo.c"
+# The last command of the tasks whose exit the wait figure times.
+BENCH_STAMP_BIN=$build/bench-stamp
+${CC:-cc} -O2 -std=c11 -Wall -Wextra -o "$BENCH_STAMP_BIN" "$here/stamp.c"
 
-export TASKBOX_BIN BENCH_ECHO_BIN
+export TASKBOX_BIN BENCH_ECHO_BIN BENCH_STAMP_BIN
 export TASKBOX_PLUGIN_PATH=${TASKBOX_PLUGIN_PATH:-}
 only=${BENCH_ONLY:-}
 case $only in

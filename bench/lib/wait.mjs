@@ -6,18 +6,20 @@ import { fmt, quantile } from "./stats.mjs";
 export const WAIT_FIGURE = "wait: task exit to get_task return";
 // Waits per run: enough for a p99 that is not just the run's maximum.
 export const WAIT_SAMPLES = 100;
-// What `date +%s%N` prints: 19 digits and a newline.
+// What bench/stamp.c prints: 19 digits and a newline.
 const STAMP_BYTES = 20;
 const sc = (r) => r.structuredContent || JSON.parse(r.content?.[0]?.text || "{}");
 
 // The wall clock in ms with sub-ms precision (the same clock `date` reads).
 const wallMs = () => performance.timeOrigin + performance.now();
 
-// Per run, `n` tasks `sleep 0.2; date +%s%N`, each followed at once by a
-// get_task with `wait` and a stdout_offset past that output; the latency is the client's wall clock at the
-// return minus the time the task printed as its last line, just before it
-// exited. Logs each run's p50 and p99 through ctx.log when given. Returns
-// one record per run, or [] when get_task cannot wait.
+// Per run, `n` tasks `sleep 0.2; exec STAMP` (ctx.stampBin, bench/stamp.c:
+// the task's last process reads the wall clock, prints it and exits a few
+// system calls later), each followed at once by a get_task with `wait` and
+// a stdout_offset past that output; the latency is the client's wall clock
+// at the return minus the printed time. Logs each run's p50 and p99 through
+// ctx.log when given. Returns one record per run, or [] when get_task
+// cannot wait.
 export async function waitPhase(ctx, runs, n = WAIT_SAMPLES) {
   const tb = ctx.tb;
   const tool = (tb.tools || []).find((t) => t.name === "get_task");
@@ -27,7 +29,7 @@ export async function waitPhase(ctx, runs, n = WAIT_SAMPLES) {
   try {
     for (const rec of recs) {
       for (let i = 0; i < n; i++) {
-        const r = sc(await tb.call("start_task", { sandbox_id: sandboxId, command: "sleep 0.2; date +%s%N", timeout: 60 }));
+        const r = sc(await tb.call("start_task", { sandbox_id: sandboxId, command: `sleep 0.2; exec '${ctx.stampBin}'`, timeout: 60 }));
         const handle = { sandbox_id: sandboxId, task_id: r.task_id };
         // Past the 20 bytes the task prints, so new output does not end
         // the wait: only the task's end does.
