@@ -86,8 +86,8 @@ static bool has_byte(struct tb_box *box, const char *task_id,
 
 /* The cheap check between two views: the status record's state and, for
  * TB_WAIT_CHANGE where reads are not batched, a byte at each offset. True
- * when a view is due. Notes
- * the supervisor of a running task in *pid and *start. */
+ * when a view is due. Notes the supervisor of a running task in *pid and
+ * *start. */
 static bool probe(struct tb_box *box, const char *task_id,
                   const struct tb_page_req *pr, enum tb_wait_until until,
                   int64_t *pid, uint64_t *start)
