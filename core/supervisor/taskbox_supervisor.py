@@ -19,6 +19,7 @@ POLLIN, POLLOUT, POLLERR, POLLHUP = 1, 4, 8, 16
 MAX_TASKS = 128
 LOG_CAP = 1048576
 TERM_GRACE = 1.5
+KILL_SETTLE = 1.0  # how long a SIGKILLed group may take to die
 DRAIN_GRACE = 2.0
 CHUNK = 262144
 BATCH_BYTES = 65536
@@ -235,6 +236,43 @@ def verified(pid, start):
         return False
     stat = proc_stat(pid)
     return stat is not None and stat[1] == start and stat[0] not in "ZXx"
+
+
+def group_live(pgid):
+    """True when some process of group PGID is alive (not a zombie)."""
+    if not isinstance(pgid, int) or pgid <= 0:
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False  # no member at all, not even a zombie: one call
+    except OSError:
+        pass
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as f:
+                line = f.read()
+            fields = line[line.rindex(b")") + 2:].split()
+            if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X", b"x"):
+                return True
+        except (OSError, ValueError, IndexError):
+            pass
+    return False
+
+
+def await_group_gone(pgid, within):
+    """Returns once no process of group PGID is alive, or after WITHIN
+    seconds: a killed member may still be on its way out."""
+    end = time.monotonic() + within
+    pause = 0.001
+    while group_live(pgid):
+        left = end - time.monotonic()
+        if left <= 0:
+            return
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.02)
 
 
 # ---- the task root ----
@@ -920,6 +958,7 @@ class Supervisor:
             return None
         self.signal_group(signal.SIGKILL)
         _, status = os.waitpid(self.pid, 0)
+        await_group_gone(self.record["pgid"], KILL_SETTLE)
         if os.WIFSIGNALED(status):
             self.signal = signal_name(os.WTERMSIG(status))
             return 128 + os.WTERMSIG(status)
@@ -973,6 +1012,7 @@ def daemon(tdir, record, how, ready_fd, umask):
         try:
             if sup is not None and sup.pid is not None:
                 sup.signal_group(signal.SIGKILL)
+                await_group_gone(record.get("pgid"), KILL_SETTLE)
             record["state"] = "failed"
             record["finished_at"] = int(time.time())
             record["error"] = " ".join(("supervisor error: %s" % (e,)).split())
@@ -1169,19 +1209,28 @@ def verb_cancel(opts):
 
 def kill_orphan_group(record, end):
     """TERM, then KILL after TERM_GRACE, the recorded group of a task whose
-    supervisor is gone, each time only if its leader is verified."""
+    supervisor is gone, if its leader is verified when the TERM goes; then
+    waits (within END and KILL_SETTLE) for its members to be gone."""
     pgid, start = record.get("pgid"), record.get("pgid_start")
     if not verified(pgid, start):
         return
     try:
         os.killpg(pgid, signal.SIGTERM)
-        grace = min(time.monotonic() + TERM_GRACE, end)
-        while time.monotonic() < grace and verified(pgid, start):
-            time.sleep(0.02)
-        if verified(pgid, start):
-            os.killpg(pgid, signal.SIGKILL)
     except OSError:
-        pass
+        return
+    # The group id stays this task's while a member holds it, and it is
+    # looked at every 20 ms: far too often for it to have been freed and
+    # handed to a new group in between. A member that ignores the TERM gets
+    # the KILL even when the leader took the TERM and went.
+    grace = min(time.monotonic() + TERM_GRACE, end)
+    while time.monotonic() < grace and group_live(pgid):
+        time.sleep(0.02)
+    if group_live(pgid):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+    await_group_gone(pgid, min(end - time.monotonic(), KILL_SETTLE))
 
 
 def verb_remove(opts):

@@ -224,13 +224,13 @@ class SupervisorCase(unittest.TestCase):
         self.assertGreaterEqual(now - beat, -CLOCK_SLACK)
         return beat
 
-    def wait_terminal(self, tid):
+    def wait_terminal(self, tid, pause=0.02):
         end = time.monotonic() + PATIENCE
         while time.monotonic() < end:
             record = self.status(tid)
             if record["state"] in TERMINAL:
                 return record
-            time.sleep(0.02)
+            time.sleep(pause)
         self.fail("task %s did not finish" % tid)
 
     def run_task(self, command, **kwargs):
@@ -592,6 +592,20 @@ class TestTimeoutAndCancel(SupervisorCase):
         self.assertEqual(record["exit_code"], 4)
         self.assertEqual(group_members(record["pgid"]), [])
 
+    def test_a_member_slow_to_die_is_gone_before_the_final_record(self):
+        # A member holding much memory is still exiting for milliseconds
+        # after its SIGKILL (the kernel frees its pages first), and one that
+        # holds no pipe of the task does not hold back the final drain
+        # either; the record is read as soon as it is terminal.
+        tid = self.start(
+            "python3 -c \"b = bytearray(256 << 20); open('big', 'w').close(); "
+            "import time; time.sleep(300)\" </dev/null >/dev/null 2>&1 & "
+            "while [ ! -e big ]; do sleep 0.01; done; exit 0")["task_id"]
+        record = self.wait_terminal(tid, pause=0.001)
+        members = group_members(record["pgid"])
+        self.assertEqual(record["state"], "succeeded")
+        self.assertEqual(members, [])
+
     def test_own_session_escapes_but_group_is_clean(self):
         command = ("setsid sleep 300 > /dev/null 2>&1 & echo $! > esc.pid; "
                    "sleep 300 & exit 0")
@@ -634,6 +648,28 @@ class TestTimeoutAndCancel(SupervisorCase):
         self.assertEqual(group_members(saved["pgid"]), [])
         code, removed = self.call("remove", "--root", ROOT, "--id", tid)
         self.assertEqual(code, 0, removed)
+
+    def test_cancel_of_an_orphan_kills_and_outlives_its_whole_group(self):
+        # The shell takes the TERM and goes; a member that ignores it still
+        # gets the KILL, and (as above) is gone when the verb answers.
+        record = self.start(
+            "python3 -c \"import signal, time; "
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "b = bytearray(256 << 20); open('big', 'w').close(); "
+            "time.sleep(300)\" </dev/null >/dev/null 2>&1 & "
+            "while [ ! -e big ]; do sleep 0.01; done; wait")
+        os.kill(record["supervisor_pid"], signal.SIGKILL)
+        end = time.monotonic() + PATIENCE
+        while alive(record["supervisor_pid"], record["supervisor_start"]):
+            self.assertLess(time.monotonic(), end)
+            time.sleep(0.02)
+        code, after = self.call("cancel", "--root", ROOT, "--id",
+                                record["task_id"])
+        members = group_members(record["pgid"])
+        self.assertEqual(code, 0, after)
+        self.assertIs(after.get("supervisor_gone"), True)
+        self.assertEqual(members, [])
+        reap_orphans()
 
 
 class TestHeartbeat(SupervisorCase):

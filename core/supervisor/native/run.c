@@ -60,7 +60,8 @@ void tb_run_kill_group(const struct tb_record *rec)
 
 /* The command's exit code once it has exited (128+N for signal N, also
  * left in *SIG), else -1. The rest of its group is killed before the leader
- * is reaped, so the group id cannot have been reused. */
+ * is reaped, so the group id cannot have been reused, and is gone (or
+ * TB_KILL_SETTLE_MS has passed) when this returns. */
 static int reap(const struct tb_record *rec, int *sig)
 {
 	siginfo_t info;
@@ -75,6 +76,7 @@ static int reap(const struct tb_record *rec, int *sig)
 	while (waitpid((pid_t)rec->pgid, &status, 0) < 0)
 		if (errno != EINTR)
 			return 128 + SIGKILL;
+	tb_group_await_gone(rec->pgid, TB_KILL_SETTLE_MS);
 	if (WIFSIGNALED(status)) {
 		*sig = WTERMSIG(status);
 		return 128 + WTERMSIG(status);

@@ -12,6 +12,8 @@
 #define TB_MAX_TASKS 128
 #define TB_LOG_CAP 1048576
 #define TB_TERM_GRACE_MS 1500
+/* How long a SIGKILLed group may take to die before a record is written. */
+#define TB_KILL_SETTLE_MS 1000
 #define TB_DRAIN_GRACE_MS 2000
 #define TB_CHUNK 262144
 #define TB_BATCH_BYTES 65536
@@ -152,6 +154,12 @@ int tb_state_terminal(const struct tb_jobject *o);
 int tb_proc_stat(long long pid, char *state, long long *start);
 /* PID is a live, non-zombie process that started at START. */
 int tb_verified(long long pid, long long start);
+
+/* ---- group.c ---- */
+/* Some process of group PGID is alive (not a zombie). */
+int tb_group_live(long long pgid);
+/* Returns once no process of group PGID is alive, or after WITHIN_MS. */
+void tb_group_await_gone(long long pgid, long long within_ms);
 
 /* ---- mask.c ---- */
 struct tb_secrets {

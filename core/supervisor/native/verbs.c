@@ -68,11 +68,12 @@ static void reread(const char *tdir, struct tb_str *raw, struct tb_jobject *o)
 }
 
 /* TERM, then KILL after the grace, the recorded group of a task whose
- * supervisor is gone, each time only if its leader is verified. */
+ * supervisor is gone, if its leader is verified when the TERM goes; then
+ * waits (within END and TB_KILL_SETTLE_MS) for its members to be gone. */
 static void kill_orphan_group(const struct tb_jobject *o, long long end)
 {
 	long long pgid = tb_jint(o, "pgid"), start = tb_jint(o, "pgid_start");
-	long long grace = mono_ms() + TB_TERM_GRACE_MS;
+	long long grace = mono_ms() + TB_TERM_GRACE_MS, left;
 
 	if (!tb_verified(pgid, start))
 		return;
@@ -80,10 +81,17 @@ static void kill_orphan_group(const struct tb_jobject *o, long long end)
 		return;
 	if (grace > end)
 		grace = end;
-	while (mono_ms() < grace && tb_verified(pgid, start))
+	/* The group id stays this task's while a member holds it, and it is
+	 * looked at every 20 ms: far too often for it to have been freed and
+	 * handed to a new group in between. A member that ignores the TERM
+	 * gets the KILL even when the leader took the TERM and went. */
+	while (mono_ms() < grace && tb_group_live(pgid))
 		sleep_ms(20);
-	if (tb_verified(pgid, start))
+	if (tb_group_live(pgid))
 		kill(-(pid_t)pgid, SIGKILL);
+	left = end - mono_ms();
+	tb_group_await_gone(pgid, left < TB_KILL_SETTLE_MS ? left
+	                                                   : TB_KILL_SETTLE_MS);
 }
 
 int tb_verb_cancel(const struct tb_opts *opts)

@@ -1,0 +1,85 @@
+/* A task's process group after its SIGKILL: whether any member still runs,
+ * and a bounded wait for the last one to die, so that a terminal record is
+ * never read while a killed member is still on its way out. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sup.h"
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether /proc/NAME/stat is a process of group PGID that is not a zombie. */
+static int live_member(const char *name, long long pgid)
+{
+	char path[300], line[1024], state, *p;
+	long long ppid, pgrp;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	line[n] = '\0';
+	/* Field 2 (comm) may hold anything: count after its last ')'. */
+	p = strrchr(line, ')');
+	if (!p || sscanf(p + 1, " %c %lld %lld", &state, &ppid, &pgrp) != 3)
+		return 0;
+	return pgrp == pgid && !strchr("ZXx", state);
+}
+
+int tb_group_live(long long pgid)
+{
+	struct dirent *e;
+	DIR *dir;
+	int found = 0;
+
+	if (pgid <= 0 || pgid == TB_NULL)
+		return 0;
+	/* No member at all, not even a zombie: the usual case, one call. */
+	if (kill(-(pid_t)pgid, 0) < 0 && errno == ESRCH)
+		return 0;
+	dir = opendir("/proc");
+	if (!dir)
+		return 0;
+	while (!found && (e = readdir(dir)))
+		if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+			found = live_member(e->d_name, pgid);
+	closedir(dir);
+	return found;
+}
+
+void tb_group_await_gone(long long pgid, long long within_ms)
+{
+	long long end = mono_ms() + within_ms, left;
+	long pause = 1;
+
+	while (tb_group_live(pgid) && (left = end - mono_ms()) > 0) {
+		struct timespec ts;
+
+		if (pause > left)
+			pause = (long)left;
+		ts.tv_sec = 0;
+		ts.tv_nsec = pause * 1000000L;
+		nanosleep(&ts, NULL);
+		pause = pause * 2 > 20 ? 20 : pause * 2;
+	}
+}
