@@ -417,26 +417,45 @@ def write_all(fd, data):
         view = view[os.write(fd, view):]
 
 
-def write_status(dfd, record, then_sync=None):
-    """Replaces DFD's status.json atomically: temp, fsync, rename, dir fsync.
-    With THEN_SYNC (the final record), the temp file is renamed into place
-    at once, so a waiting reader sees the end without waiting for the disk,
-    and then the descriptors of THEN_SYNC, the record and DFD are fsynced;
-    a failed fsync after the rename is not reported (the record is final)."""
+def write_tmp(dfd, record):
+    """Writes RECORD to DFD's status.json.tmp; returns it still open."""
     data = (jdump(record) + "\n").encode("utf-8")
     fd = os.open("status.json.tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC
                  | os.O_CLOEXEC, 0o600, dir_fd=dfd)
     try:
         write_all(fd, data)
-        if then_sync is None:
-            os.fsync(fd)
-        os.rename("status.json.tmp", "status.json", src_dir_fd=dfd,
-                  dst_dir_fd=dfd)
-        if then_sync is None:
-            os.fsync(dfd)
-            return
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def rename_tmp(dfd):
+    os.rename("status.json.tmp", "status.json", src_dir_fd=dfd,
+              dst_dir_fd=dfd)
+
+
+def write_status(dfd, record):
+    """Replaces DFD's status.json atomically: temp, fsync, rename, dir fsync."""
+    fd = write_tmp(dfd, record)
+    try:
+        os.fsync(fd)
+        rename_tmp(dfd)
+        os.fsync(dfd)
+    finally:
+        os.close(fd)
+
+
+def publish_status(dfd, record, logs):
+    """The final record: renamed into place at once, so a waiting reader
+    sees the end without waiting for the disk; then the descriptors LOGS,
+    the record and DFD are fsynced, and a failed fsync is not reported (the
+    record is final)."""
+    fd = write_tmp(dfd, record)
+    try:
+        rename_tmp(dfd)
         try:
-            for other in then_sync:
+            for other in logs:
                 os.fsync(other)
             os.fsync(fd)
             os.fsync(dfd)
@@ -834,7 +853,7 @@ class Supervisor:
         rec["error"] = error
         rec["signal"] = self.signal
         rec["ended_by"] = ENDED_BY.get(self.reason, "exit")
-        write_status(self.dfd, rec, [s.log for s in self.streams])
+        publish_status(self.dfd, rec, [s.log for s in self.streams])
         self.signal_ready()
 
     def run(self, timeout, logs, secrets):

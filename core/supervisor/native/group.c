@@ -9,18 +9,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sup.h"
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Whether /proc/NAME/stat is a process of group PGID that is not a zombie. */
 static int live_member(const char *name, long long pgid)
@@ -69,17 +60,11 @@ int tb_group_live(long long pgid)
 
 void tb_group_await_gone(long long pgid, long long within_ms)
 {
-	long long end = mono_ms() + within_ms, left;
+	long long end = tb_mono_ms() + within_ms, left;
 	long pause = 1;
 
-	while (tb_group_live(pgid) && (left = end - mono_ms()) > 0) {
-		struct timespec ts;
-
-		if (pause > left)
-			pause = (long)left;
-		ts.tv_sec = 0;
-		ts.tv_nsec = pause * 1000000L;
-		nanosleep(&ts, NULL);
+	while (tb_group_live(pgid) && (left = end - tb_mono_ms()) > 0) {
+		tb_sleep_ms(pause < left ? pause : (long)left);
 		pause = pause * 2 > 20 ? 20 : pause * 2;
 	}
 }

@@ -11,21 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sup.h"
 
 /* Characters of the base64 of TB_MAX_DATA bytes. */
 #define MAX_DATA_CHARS ((TB_MAX_DATA + 2) / 3 * 4)
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Reads the task's record into RAW and O and refuses unless it is running
  * with input (WANT_TTY: with a terminal). */
@@ -90,7 +81,7 @@ static int open_fifo(const char *tdir, const char *name, const char *id)
  * TB_WRITE_WAIT_MS in all. Returns the bytes the FIFO took. */
 static size_t write_fifo(int fd, const unsigned char *data, size_t n)
 {
-	long long end = mono_ms() + TB_WRITE_WAIT_MS;
+	long long end = tb_mono_ms() + TB_WRITE_WAIT_MS;
 	size_t off = 0;
 
 	while (off < n) {
@@ -109,7 +100,7 @@ static size_t write_fifo(int fd, const unsigned char *data, size_t n)
 		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
 			tb_refuse(TB_INTERNAL, "internal error: stdin: %s",
 			          strerror(errno));
-		left = end - mono_ms();
+		left = end - tb_mono_ms();
 		if (left <= 0)
 			break;
 		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)

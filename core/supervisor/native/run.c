@@ -33,14 +33,6 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void tb_signal_ready(int *ready_fd)
 {
 	if (*ready_fd < 0)
@@ -263,9 +255,9 @@ int tb_run(struct tb_job *job, char *err, size_t errlen)
 	}
 	close_child_fds(&fds);
 	rec->started_at = (long long)time(NULL);
-	deadline = now_ms() + job->timeout * 1000;
+	deadline = tb_mono_ms() + job->timeout * 1000;
 	tb_heartbeat_write(job->dfd);
-	beat_at = now_ms() + TB_HEARTBEAT_MS;
+	beat_at = tb_mono_ms() + TB_HEARTBEAT_MS;
 	if (tb_record_write(job->dfd, rec) < 0) {
 		snprintf(err, errlen, "writing the record: %s",
 		         strerror(errno));
@@ -280,7 +272,7 @@ int tb_run(struct tb_job *job, char *err, size_t errlen)
 		long long due = -1;
 		int wait_ms;
 
-		now = now_ms();
+		now = tb_mono_ms();
 		if (now >= beat_at) {
 			tb_heartbeat_write(job->dfd);
 			beat_at = now + TB_HEARTBEAT_MS;

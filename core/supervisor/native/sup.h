@@ -155,6 +155,11 @@ int tb_proc_stat(long long pid, char *state, long long *start);
 /* PID is a live, non-zombie process that started at START. */
 int tb_verified(long long pid, long long start);
 
+/* ---- clock.c ---- */
+/* CLOCK_MONOTONIC in milliseconds. */
+long long tb_mono_ms(void);
+void tb_sleep_ms(long ms);
+
 /* ---- group.c ---- */
 /* Some process of group PGID is alive (not a zombie). */
 int tb_group_live(long long pgid);

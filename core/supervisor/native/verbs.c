@@ -8,25 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sup.h"
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
 
 static int supervisor_gone(const struct tb_jobject *o)
 {
@@ -73,7 +57,7 @@ static void reread(const char *tdir, struct tb_str *raw, struct tb_jobject *o)
 static void kill_orphan_group(const struct tb_jobject *o, long long end)
 {
 	long long pgid = tb_jint(o, "pgid"), start = tb_jint(o, "pgid_start");
-	long long grace = mono_ms() + TB_TERM_GRACE_MS, left;
+	long long grace = tb_mono_ms() + TB_TERM_GRACE_MS, left;
 
 	if (!tb_verified(pgid, start))
 		return;
@@ -85,11 +69,11 @@ static void kill_orphan_group(const struct tb_jobject *o, long long end)
 	 * looked at every 20 ms: far too often for it to have been freed and
 	 * handed to a new group in between. A member that ignores the TERM
 	 * gets the KILL even when the leader took the TERM and went. */
-	while (mono_ms() < grace && tb_group_live(pgid))
-		sleep_ms(20);
+	while (tb_mono_ms() < grace && tb_group_live(pgid))
+		tb_sleep_ms(20);
 	if (tb_group_live(pgid))
 		kill(-(pid_t)pgid, SIGKILL);
-	left = end - mono_ms();
+	left = end - tb_mono_ms();
 	tb_group_await_gone(pgid, left < TB_KILL_SETTLE_MS ? left
 	                                                   : TB_KILL_SETTLE_MS);
 }
@@ -111,7 +95,7 @@ int tb_verb_cancel(const struct tb_opts *opts)
 		          opts->id);
 	if (tb_state_terminal(o))
 		goto print;
-	end = mono_ms() + wait * 1000;
+	end = tb_mono_ms() + wait * 1000;
 	if (supervisor_gone(o)) {
 		/* A supervisor that just finished wrote its final record. */
 		reread(tdir, &raw, o);
@@ -126,8 +110,8 @@ int tb_verb_cancel(const struct tb_opts *opts)
 	kill((pid_t)pid, SIGTERM); /* ESRCH: its final record follows */
 	/* Most tasks end within milliseconds of the TERM: look again after
 	 * 1 ms, then twice as long each time, up to 20 ms. */
-	for (long pause = 1; !tb_state_terminal(o) && mono_ms() < end;) {
-		sleep_ms(pause);
+	for (long pause = 1; !tb_state_terminal(o) && tb_mono_ms() < end;) {
+		tb_sleep_ms(pause);
 		reread(tdir, &raw, o);
 		pause = pause * 2 > 20 ? 20 : pause * 2;
 	}
