@@ -262,16 +262,21 @@ def group_live(pgid):
     return False
 
 
-def await_group_gone(pgid, within):
+def await_group_gone(pgid, within, beat_dfd=None):
     """Returns once no process of group PGID is alive, or after WITHIN
-    seconds: a killed member may still be on its way out."""
-    end = time.monotonic() + within
-    pause = 0.001
+    seconds: a killed member may still be on its way out. Meanwhile
+    BEAT_DFD's heartbeat (if any) is rewritten every half interval,
+    starting when the group is found alive."""
+    now = time.monotonic()
+    end, beat_at, pause = now + within, now, 0.001
     while group_live(pgid):
-        left = end - time.monotonic()
-        if left <= 0:
+        now = time.monotonic()
+        if now >= end:
             return
-        time.sleep(min(pause, left))
+        if beat_dfd is not None and now >= beat_at:
+            write_heartbeat(beat_dfd)
+            beat_at = now + HEARTBEAT_INTERVAL / 2
+        time.sleep(min(pause, end - now))
         pause = min(pause * 2, 0.02)
 
 
@@ -894,7 +899,8 @@ class Supervisor:
                 child_changed = False
                 exit_code = self.reap()
                 if exit_code is not None:
-                    drain_until = now + DRAIN_GRACE
+                    # counted from now: reap may have waited
+                    drain_until = time.monotonic() + DRAIN_GRACE
                     if relay is not None:
                         relay.stop()  # the command ended: relay no more
             if exit_code is None:
@@ -977,7 +983,7 @@ class Supervisor:
             return None
         self.signal_group(signal.SIGKILL)
         _, status = os.waitpid(self.pid, 0)
-        await_group_gone(self.record["pgid"], KILL_SETTLE)
+        await_group_gone(self.record["pgid"], KILL_SETTLE, self.dfd)
         if os.WIFSIGNALED(status):
             self.signal = signal_name(os.WTERMSIG(status))
             return 128 + os.WTERMSIG(status)
@@ -1031,7 +1037,7 @@ def daemon(tdir, record, how, ready_fd, umask):
         try:
             if sup is not None and sup.pid is not None:
                 sup.signal_group(signal.SIGKILL)
-                await_group_gone(record.get("pgid"), KILL_SETTLE)
+                await_group_gone(record.get("pgid"), KILL_SETTLE, sup.dfd)
             record["state"] = "failed"
             record["finished_at"] = int(time.time())
             record["error"] = " ".join(("supervisor error: %s" % (e,)).split())

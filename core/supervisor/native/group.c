@@ -58,13 +58,18 @@ int tb_group_live(long long pgid)
 	return found;
 }
 
-void tb_group_await_gone(long long pgid, long long within_ms)
+void tb_group_await_gone(long long pgid, long long within_ms, int beat_dfd)
 {
-	long long end = tb_mono_ms() + within_ms, left;
+	long long now = tb_mono_ms(), end = now + within_ms, beat_at = now;
 	long pause = 1;
 
-	while (tb_group_live(pgid) && (left = end - tb_mono_ms()) > 0) {
-		tb_sleep_ms(pause < left ? pause : (long)left);
+	while (tb_group_live(pgid) && (now = tb_mono_ms()) < end) {
+		/* The supervisor's beat goes on while it waits here. */
+		if (beat_dfd >= 0 && now >= beat_at) {
+			tb_heartbeat_write(beat_dfd);
+			beat_at = now + TB_HEARTBEAT_MS / 2;
+		}
+		tb_sleep_ms(pause < end - now ? pause : (long)(end - now));
 		pause = pause * 2 > 20 ? 20 : pause * 2;
 	}
 }

@@ -51,11 +51,12 @@ void tb_run_kill_group(const struct tb_record *rec)
 }
 
 /* The command's exit code once it has exited (128+N for signal N, also
- * left in *SIG), else -1. The rest of its group is killed before the leader
- * is reaped, so the group id cannot have been reused, and is gone (or
+ * left in JOB's sig), else -1. The rest of its group is killed before the
+ * leader is reaped, so the group id cannot have been reused, and is gone (or
  * TB_KILL_SETTLE_MS has passed) when this returns. */
-static int reap(const struct tb_record *rec, int *sig)
+static int reap(struct tb_job *job)
 {
+	const struct tb_record *rec = job->rec;
 	siginfo_t info;
 	int status;
 
@@ -68,9 +69,9 @@ static int reap(const struct tb_record *rec, int *sig)
 	while (waitpid((pid_t)rec->pgid, &status, 0) < 0)
 		if (errno != EINTR)
 			return 128 + SIGKILL;
-	tb_group_await_gone(rec->pgid, TB_KILL_SETTLE_MS);
+	tb_group_await_gone(rec->pgid, TB_KILL_SETTLE_MS, job->dfd);
 	if (WIFSIGNALED(status)) {
-		*sig = WTERMSIG(status);
+		job->sig = WTERMSIG(status);
 		return 128 + WTERMSIG(status);
 	}
 	return WEXITSTATUS(status);
@@ -279,9 +280,10 @@ int tb_run(struct tb_job *job, char *err, size_t errlen)
 		}
 		if (code < 0 && child_changed) {
 			child_changed = 0;
-			code = reap(rec, &job->sig);
+			code = reap(job);
 			if (code >= 0) {
-				drain_until = now + TB_DRAIN_GRACE_MS;
+				/* counted from now: reap may have waited */
+				drain_until = tb_mono_ms() + TB_DRAIN_GRACE_MS;
 				tb_relay_stop(&relay);
 			}
 		}

@@ -101,7 +101,7 @@ static _Noreturn void daemon_main(const char *tdir, struct tb_record *rec,
 fail:
 	code = 1;
 	tb_run_kill_group(rec);
-	tb_group_await_gone(rec->pgid, TB_KILL_SETTLE_MS);
+	tb_group_await_gone(rec->pgid, TB_KILL_SETTLE_MS, job.dfd);
 	rec->state = "failed";
 	rec->finished_at = (long long)time(NULL);
 	rec->ended_by = tb_ended_by(job.reason);

@@ -163,8 +163,10 @@ void tb_sleep_ms(long ms);
 /* ---- group.c ---- */
 /* Some process of group PGID is alive (not a zombie). */
 int tb_group_live(long long pgid);
-/* Returns once no process of group PGID is alive, or after WITHIN_MS. */
-void tb_group_await_gone(long long pgid, long long within_ms);
+/* Returns once no process of group PGID is alive, or after WITHIN_MS;
+ * meanwhile BEAT_DFD's heartbeat (none for -1) is rewritten every half
+ * TB_HEARTBEAT_MS, starting when the group is found alive. */
+void tb_group_await_gone(long long pgid, long long within_ms, int beat_dfd);
 
 /* ---- mask.c ---- */
 struct tb_secrets {

@@ -74,8 +74,8 @@ static void kill_orphan_group(const struct tb_jobject *o, long long end)
 	if (tb_group_live(pgid))
 		kill(-(pid_t)pgid, SIGKILL);
 	left = end - tb_mono_ms();
-	tb_group_await_gone(pgid, left < TB_KILL_SETTLE_MS ? left
-	                                                   : TB_KILL_SETTLE_MS);
+	tb_group_await_gone(
+	    pgid, left < TB_KILL_SETTLE_MS ? left : TB_KILL_SETTLE_MS, -1);
 }
 
 int tb_verb_cancel(const struct tb_opts *opts)
