@@ -36,7 +36,8 @@ taskbox_supervisor_SOURCES = core/supervisor/native/main.c \
 	core/supervisor/native/tty.c core/supervisor/native/keys.c \
 	core/supervisor/native/input.c core/supervisor/native/base64.c \
 	core/supervisor/native/signame.c core/supervisor/native/group.c \
-	core/supervisor/native/clock.c core/supervisor/native/sup.h
+	core/supervisor/native/clock.c core/supervisor/native/wait.c \
+	core/supervisor/native/sup.h
 taskbox_supervisor_CFLAGS = $(AM_CFLAGS)
 
 # The same program linked statically, without sanitizers and stripped: the

@@ -48,13 +48,17 @@ VERBS = {
     "resize": (("--root", "--id", "--rows", "--cols"), ()),
     "remove": (("--root", "--id"), ()),
     "list": (("--root",), ()),
+    "wait": (("--root", "--id"),
+             ("--wait", "--stdout-offset", "--stderr-offset")),
 }
 USAGE = ("usage: start --root DIR --id ID --timeout SECONDS [--cwd DIR] "
          "--command TEXT [--stdin null|pipe|tty] [--rows N --cols N] "
          "[--key KEY] | cancel --root DIR --id ID [--wait SECONDS] | "
          "write --root DIR --id ID [--data BASE64] [--eof 0|1] | "
          "resize --root DIR --id ID --rows N --cols N | "
-         "remove --root DIR --id ID | list --root DIR")
+         "remove --root DIR --id ID | list --root DIR | "
+         "wait --root DIR --id ID [--wait SECONDS] [--stdout-offset BYTES] "
+         "[--stderr-offset BYTES]")
 STDIN_MODES = ("null", "pipe", "tty")
 KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                       "0123456789_.-")
@@ -63,6 +67,8 @@ MAX_DATA = 65536  # bytes of one write, and the relay's buffer
 MAX_DATA_CHARS = (MAX_DATA + 2) // 3 * 4
 WRITE_WAIT = 2.0  # how long `write` waits for room in the FIFO, in all
 MAX_CONTROL_LINE = 64
+MAX_OFFSET = 999999999999  # the largest --stdout-offset or --stderr-offset
+WAIT_LOOK = 0.01  # how often the wait verb looks at the task
 ENDED_BY = {"cancelled": "cancel", "timed_out": "timeout"}
 SIGNAL_NAMES = ("SIGHUP SIGINT SIGQUIT SIGILL SIGTRAP SIGABRT SIGBUS SIGFPE "
                 "SIGKILL SIGUSR1 SIGSEGV SIGUSR2 SIGPIPE SIGALRM SIGTERM "
@@ -219,13 +225,15 @@ def data_option(opts):
 # ---- /proc ----
 
 def proc_stat(pid):
-    """(state, starttime) of /proc/PID/stat, or None when there is none.
-    Field 22 is counted after the last ')': comm may hold anything."""
+    """(state, pgrp, starttime) of /proc/PID/stat (fields 3, 5 and 22), or
+    None when there is none. Fields are counted after the last ')': comm
+    may hold anything."""
     try:
         with open("/proc/%d/stat" % pid, "rb") as f:
             line = f.read()
         fields = line[line.rindex(b")") + 2:].split()
-        return fields[0].decode("ascii", "replace"), int(fields[19])
+        return (fields[0].decode("ascii", "replace"), int(fields[2]),
+                int(fields[19]))
     except (OSError, ValueError, IndexError):
         return None
 
@@ -235,7 +243,7 @@ def verified(pid, start):
     if not isinstance(pid, int) or not isinstance(start, int) or pid <= 0:
         return False
     stat = proc_stat(pid)
-    return stat is not None and stat[1] == start and stat[0] not in "ZXx"
+    return stat is not None and stat[2] == start and stat[0] not in "ZXx"
 
 
 def group_live(pgid):
@@ -249,16 +257,9 @@ def group_live(pgid):
     except OSError:
         pass
     for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % name, "rb") as f:
-                line = f.read()
-            fields = line[line.rindex(b")") + 2:].split()
-            if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X", b"x"):
-                return True
-        except (OSError, ValueError, IndexError):
-            pass
+        stat = proc_stat(int(name)) if name.isdigit() else None
+        if stat is not None and stat[1] == pgid and stat[0] not in "ZXx":
+            return True
     return False
 
 
@@ -436,6 +437,7 @@ def write_tmp(dfd, record):
 
 
 def rename_tmp(dfd):
+    """Renames DFD's status.json.tmp over its status.json."""
     os.rename("status.json.tmp", "status.json", src_dir_fd=dfd,
               dst_dir_fd=dfd)
 
@@ -814,7 +816,7 @@ class Supervisor:
                 pass
         stat = proc_stat(pid)
         self.record["pgid"] = pid
-        self.record["pgid_start"] = stat[1] if stat else None
+        self.record["pgid_start"] = stat[2] if stat else None
         chunks = []
         while True:
             chunk = os.read(rd, 512)
@@ -1029,7 +1031,7 @@ def daemon(tdir, record, how, ready_fd, umask):
         pid = os.getpid()
         stat = proc_stat(pid)
         record["supervisor_pid"] = pid
-        record["supervisor_start"] = stat[1] if stat else None
+        record["supervisor_start"] = stat[2] if stat else None
         sup = Supervisor(dfd, record, command, cwd, ready_fd, umask, size)
         sup.run(timeout, logs, secret_values())
     except BaseException as e:
@@ -1258,6 +1260,49 @@ def kill_orphan_group(record, end):
     await_group_gone(pgid, min(end - time.monotonic(), KILL_SETTLE))
 
 
+def verb_wait(opts):
+    wait = float(int_option("--wait", opts.get("--wait", "3"), 0, 60))
+    offsets = []
+    for stream in ("stdout", "stderr"):
+        name = "--%s-offset" % stream
+        if name in opts:
+            offsets.append((stream, int_option(name, opts[name], 0,
+                                               MAX_OFFSET)))
+    tdir = find_task(opts)
+    record = read_status(tdir)
+    if record is None:
+        raise Refusal("not_found", "task %s has no status record"
+                      % opts["--id"])
+    end = time.monotonic() + wait
+    while record.get("state") not in TERMINAL:
+        if supervisor_gone(record):
+            # A supervisor that just finished wrote its final record.
+            record = read_status(tdir) or record
+            if record.get("state") not in TERMINAL:
+                record["supervisor_gone"] = True
+            break
+        if grown(tdir, offsets) or time.monotonic() >= end:
+            break
+        time.sleep(max(0.0, min(WAIT_LOOK, end - time.monotonic())))
+        again = read_status(tdir)
+        if again is None and not os.path.isdir(tdir):
+            raise Refusal("not_found", "task %s was removed" % opts["--id"])
+        record = again or record
+    say(record)
+
+
+def grown(tdir, offsets):
+    """True when a log of TDIR holds a byte at its offset in OFFSETS, a
+    list of (stream, offset)."""
+    for stream, offset in offsets:
+        try:
+            if os.stat(os.path.join(tdir, stream)).st_size > offset:
+                return True
+        except OSError:
+            pass
+    return False
+
+
 def verb_remove(opts):
     root, tid = opts["--root"], opts["--id"]
     lock = open_root(root, False)
@@ -1421,7 +1466,7 @@ def main(argv):
         verb, opts = parse_args(argv)
         {"start": verb_start, "cancel": verb_cancel, "write": verb_write,
          "resize": verb_resize, "remove": verb_remove,
-         "list": verb_list}[verb](opts)
+         "list": verb_list, "wait": verb_wait}[verb](opts)
         return 0
     except Refusal as e:
         say({"error": e.message, "code": e.code})

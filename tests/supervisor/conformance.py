@@ -100,6 +100,20 @@ def group_members(pgid):
     return members
 
 
+def heavy_member(then, ignore_term=False):
+    """A shell command that starts a member of its group holding 256 MiB and
+    none of the task's pipes (after its SIGKILL the kernel takes a while to
+    free that memory), waits until the member has its memory, then runs
+    THEN."""
+    code = "import signal, time; "
+    if ignore_term:
+        code += "signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    code += ("b = bytearray(256 << 20); open('big', 'w').close(); "
+             "time.sleep(300)")
+    return ("python3 -c \"%s\" </dev/null >/dev/null 2>&1 & "
+            "while [ ! -e big ]; do sleep 0.01; done; %s" % (code, then))
+
+
 def new_id():
     return os.urandom(16).hex()
 
@@ -597,10 +611,7 @@ class TestTimeoutAndCancel(SupervisorCase):
         # after its SIGKILL (the kernel frees its pages first), and one that
         # holds no pipe of the task does not hold back the final drain
         # either; the record is read as soon as it is terminal.
-        tid = self.start(
-            "python3 -c \"b = bytearray(256 << 20); open('big', 'w').close(); "
-            "import time; time.sleep(300)\" </dev/null >/dev/null 2>&1 & "
-            "while [ ! -e big ]; do sleep 0.01; done; exit 0")["task_id"]
+        tid = self.start(heavy_member("exit 0"))["task_id"]
         record = self.wait_terminal(tid, pause=0.001)
         members = group_members(record["pgid"])
         self.assertEqual(record["state"], "succeeded")
@@ -652,12 +663,7 @@ class TestTimeoutAndCancel(SupervisorCase):
     def test_cancel_of_an_orphan_kills_and_outlives_its_whole_group(self):
         # The shell takes the TERM and goes; a member that ignores it still
         # gets the KILL, and (as above) is gone when the verb answers.
-        record = self.start(
-            "python3 -c \"import signal, time; "
-            "signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-            "b = bytearray(256 << 20); open('big', 'w').close(); "
-            "time.sleep(300)\" </dev/null >/dev/null 2>&1 & "
-            "while [ ! -e big ]; do sleep 0.01; done; wait")
+        record = self.start(heavy_member("wait", ignore_term=True))
         os.kill(record["supervisor_pid"], signal.SIGKILL)
         end = time.monotonic() + PATIENCE
         while alive(record["supervisor_pid"], record["supervisor_start"]):
@@ -1330,6 +1336,92 @@ class TestKeys(SupervisorCase):
 
 
 @unittest.skipUnless(OTHER, "needs $TB_SUPERVISOR_OTHER")
+class TestWaitVerb(SupervisorCase):
+    """The wait verb answers when the task ends, a log grows past its
+    offset, or its supervisor is gone; otherwise when its time is up."""
+
+    def waited(self, tid, *options, prefix=None):
+        """(seconds the verb took, the record it printed)."""
+        began = time.monotonic()
+        code, record = self.call("wait", "--root", ROOT, "--id", tid,
+                                 *options, prefix=prefix)
+        self.assertEqual(code, 0, record)
+        return time.monotonic() - began, record
+
+    def test_answers_when_the_task_ends(self):
+        tid = self.start("sleep 0.5; echo done")["task_id"]
+        took, record = self.waited(tid, "--wait", "60")
+        self.assertEqual(record["state"], "succeeded")
+        self.assertEqual(record, self.status(tid))
+        self.assertEqual(self.log(tid, "stdout"), b"done\n")
+        self.assertLess(took, PATIENCE / 2)  # did not sit out its 60 s
+
+    def test_an_ended_task_answers_at_once(self):
+        done = self.run_task("exit 3")
+        took, record = self.waited(done["task_id"], "--wait", "60",
+                                   "--stdout-offset", "5")
+        self.assertEqual(record, done)
+        self.assertLess(took, PATIENCE / 2)
+
+    def test_time_up_gives_the_running_record(self):
+        tid = self.start("echo hi; sleep 30")["task_id"]
+        self.wait_output(tid, b"hi\n")
+        took, record = self.waited(tid, "--wait", "1", "--stdout-offset",
+                                   "3", "--stderr-offset", "0")
+        self.assertEqual(record["state"], "running")
+        self.assertNotIn("supervisor_gone", record)
+        self.assertGreaterEqual(took, 0.9)
+        took, record = self.waited(tid, "--wait", "0")
+        self.assertEqual(record["state"], "running")
+
+    def test_output_past_an_offset_ends_it(self):
+        for stream, redirect in (("stdout", ""), ("stderr", " >&2")):
+            tid = self.start("sleep 0.3; echo hi%s; sleep 30"
+                             % redirect)["task_id"]
+            took, record = self.waited(tid, "--wait", "60",
+                                       "--%s-offset" % stream, "0")
+            self.assertEqual(record["state"], "running")
+            self.assertGreater(os.path.getsize(self.path(tid, stream)), 0)
+            self.assertLess(took, PATIENCE / 2)
+            took, record = self.waited(tid, "--wait", "1",
+                                       "--%s-offset" % stream, "3")
+            self.assertEqual(record["state"], "running")
+            self.assertGreaterEqual(took, 0.9)
+
+    def test_a_killed_supervisor_ends_it(self):
+        record = self.start("sleep 30")
+        tid = record["task_id"]
+        answer = []
+        thread = threading.Thread(target=lambda: answer.append(
+            self.run_cli(["wait", "--root", ROOT, "--id", tid, "--wait",
+                          "60"])))
+        thread.start()
+        time.sleep(0.3)
+        os.kill(record["supervisor_pid"], signal.SIGKILL)
+        thread.join(PATIENCE)
+        reap_orphans()
+        code, out, _ = answer[0]
+        self.assertEqual(code, 0, out)
+        after = json.loads(out)
+        self.assertEqual(after["state"], "running")
+        self.assertIs(after["supervisor_gone"], True)
+        self.call("cancel", "--root", ROOT, "--id", tid)
+
+    def test_bad_input(self):
+        tid = self.start("sleep 30")["task_id"]
+        base = ["wait", "--root", ROOT, "--id", tid]
+        for extra in (["--wait", "61"], ["--wait", "-1"],
+                      ["--stdout-offset", "-1"], ["--stdout-offset", "x"],
+                      ["--stderr-offset", "1000000000000"],
+                      ["--stdout-offset", "1", "--stdout-offset", "2"],
+                      ["--timeout", "5"]):
+            obj = self.refused("invalid", *(base + extra))
+            self.assertIn(extra[0], obj["error"])
+        self.refused("invalid", "wait", "--root", ROOT)
+        self.refused("invalid", "wait", "--root", ROOT, "--id", "xyz")
+        self.refused("not_found", "wait", "--root", ROOT, "--id", new_id())
+
+
 class TestTwoImplementations(SupervisorCase):
     """Both implementations share the files: a task started by one is
     listed, cancelled and removed by the other."""
@@ -1349,6 +1441,11 @@ class TestTwoImplementations(SupervisorCase):
                          sorted([tid, done["task_id"]]))
         self.refused_by(other, "running", "remove", "--root", ROOT,
                         "--id", tid)
+        code, waited = self.call("wait", "--root", ROOT, "--id", tid,
+                                 "--wait", "0", "--stdout-offset", "3",
+                                 prefix=other)
+        self.assertEqual(code, 0, waited)
+        self.assertEqual(waited, self.status(tid))
         code, final = self.call("cancel", "--root", ROOT, "--id", tid,
                                 prefix=other)
         self.assertEqual(code, 0, final)

@@ -44,6 +44,11 @@ static const struct verb_rule verbs[] = {
      {{NULL, 0}}},
     {"remove", {{"--root", OPT(root)}, {"--id", OPT(id)}}, {{NULL, 0}}},
     {"list", {{"--root", OPT(root)}}, {{NULL, 0}}},
+    {"wait",
+     {{"--root", OPT(root)}, {"--id", OPT(id)}},
+     {{"--wait", OPT(wait)},
+      {"--stdout-offset", OPT(stdout_offset)},
+      {"--stderr-offset", OPT(stderr_offset)}}},
 };
 
 static const char **slot(struct tb_opts *o, size_t offset)

@@ -5,36 +5,20 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "sup.h"
 
-/* Whether /proc/NAME/stat is a process of group PGID that is not a zombie. */
+/* Whether process NAME (a /proc entry) is of group PGID and not a zombie. */
 static int live_member(const char *name, long long pgid)
 {
-	char path[300], line[1024], state, *p;
-	long long ppid, pgrp;
-	ssize_t n;
-	int fd;
+	struct tb_proc proc;
 
-	snprintf(path, sizeof(path), "/proc/%s/stat", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, line, sizeof(line) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	line[n] = '\0';
-	/* Field 2 (comm) may hold anything: count after its last ')'. */
-	p = strrchr(line, ')');
-	if (!p || sscanf(p + 1, " %c %lld %lld", &state, &ppid, &pgrp) != 3)
-		return 0;
-	return pgrp == pgid && !strchr("ZXx", state);
+	return tb_proc_stat(strtoll(name, NULL, 10), &proc) == 0 &&
+	       proc.pgrp == pgid && !strchr("ZXx", proc.state);
 }
 
 int tb_group_live(long long pgid)

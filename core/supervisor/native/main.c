@@ -21,7 +21,9 @@ static const char usage[] =
     "[--key KEY] | cancel --root DIR --id ID [--wait SECONDS] | "
     "write --root DIR --id ID [--data BASE64] [--eof 0|1] | "
     "resize --root DIR --id ID --rows N --cols N | "
-    "remove --root DIR --id ID | list --root DIR";
+    "remove --root DIR --id ID | list --root DIR | "
+    "wait --root DIR --id ID [--wait SECONDS] [--stdout-offset BYTES] "
+    "[--stderr-offset BYTES]";
 
 _Noreturn void tb_refuse(enum tb_code code, const char *fmt, ...)
 {
@@ -72,7 +74,8 @@ int main(int argc, char **argv)
 		tb_refuse(TB_INVALID, "missing verb; %s", usage);
 	if (strcmp(argv[1], "start") && strcmp(argv[1], "cancel") &&
 	    strcmp(argv[1], "write") && strcmp(argv[1], "resize") &&
-	    strcmp(argv[1], "remove") && strcmp(argv[1], "list"))
+	    strcmp(argv[1], "remove") && strcmp(argv[1], "list") &&
+	    strcmp(argv[1], "wait"))
 		tb_refuse(TB_INVALID, "unknown verb '%.200s'; %s", argv[1],
 		          usage);
 	tb_args_parse(argc, argv, &opts);
@@ -86,5 +89,7 @@ int main(int argc, char **argv)
 		return tb_verb_resize(&opts);
 	if (strcmp(opts.verb, "remove") == 0)
 		return tb_verb_remove(&opts);
+	if (strcmp(opts.verb, "wait") == 0)
+		return tb_verb_wait(&opts);
 	return tb_verb_list(&opts);
 }

@@ -227,7 +227,7 @@ int tb_state_terminal(const struct tb_jobject *o)
 	       tb_jstr_is(o, "state", "timed_out");
 }
 
-int tb_proc_stat(long long pid, char *state, long long *start)
+int tb_proc_stat(long long pid, struct tb_proc *out)
 {
 	char path[64], line[1024], *p, *tok, *save;
 	ssize_t n;
@@ -250,9 +250,11 @@ int tb_proc_stat(long long pid, char *state, long long *start)
 	for (int field = 3; (tok = strtok_r(p, " \n", &save)); field++) {
 		p = NULL;
 		if (field == 3)
-			*state = tok[0];
+			out->state = tok[0];
+		if (field == 5)
+			out->pgrp = strtoll(tok, NULL, 10);
 		if (field == 22) {
-			*start = strtoll(tok, NULL, 10);
+			out->start = strtoll(tok, NULL, 10);
 			return 0;
 		}
 	}
@@ -261,14 +263,13 @@ int tb_proc_stat(long long pid, char *state, long long *start)
 
 int tb_verified(long long pid, long long start)
 {
-	char state;
-	long long now;
+	struct tb_proc proc;
 
 	if (pid <= 0 || pid == TB_NULL || start == TB_NULL)
 		return 0;
-	if (tb_proc_stat(pid, &state, &now) < 0)
+	if (tb_proc_stat(pid, &proc) < 0)
 		return 0;
-	return now == start && !strchr("ZXx", state);
+	return proc.start == start && !strchr("ZXx", proc.state);
 }
 
 void tb_heartbeat_write(int dfd)

@@ -65,8 +65,8 @@ int tb_spawn(const struct tb_job *job, const struct tb_child_fds *fds,
              char *err, size_t errlen)
 {
 	struct tb_record *rec = job->rec;
-	char msg[512], state;
-	long long start;
+	char msg[512];
+	struct tb_proc proc;
 	size_t len = 0;
 	int report[2];
 	ssize_t n;
@@ -95,8 +95,7 @@ int tb_spawn(const struct tb_job *job, const struct tb_child_fds *fds,
 	if (!fds->tty)
 		setpgid(pid, pid);
 	rec->pgid = pid;
-	rec->pgid_start =
-	    tb_proc_stat(pid, &state, &start) == 0 ? start : TB_NULL;
+	rec->pgid_start = tb_proc_stat(pid, &proc) == 0 ? proc.start : TB_NULL;
 	while (len < sizeof(msg) - 1 &&
 	       (n = read(report[0], msg + len, sizeof(msg) - 1 - len)) != 0) {
 		if (n < 0 && errno == EINTR)

@@ -54,8 +54,8 @@ static _Noreturn void daemon_main(const char *tdir, struct tb_record *rec,
 {
 	struct tb_secrets secrets;
 	struct tb_job job = {0};
-	char err[TB_MSG_MAX], state, signame[32];
-	long long start;
+	char err[TB_MSG_MAX], signame[32];
+	struct tb_proc proc;
 	int null, code = 0;
 
 	null = open("/dev/null", O_RDWR);
@@ -79,7 +79,7 @@ static _Noreturn void daemon_main(const char *tdir, struct tb_record *rec,
 	job.timeout = rec->timeout;
 	rec->supervisor_pid = getpid();
 	rec->supervisor_start =
-	    tb_proc_stat(getpid(), &state, &start) == 0 ? start : TB_NULL;
+	    tb_proc_stat(getpid(), &proc) == 0 ? proc.start : TB_NULL;
 	tb_secrets_load(&secrets);
 	job.secrets = &secrets;
 	job.dfd = open(tdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

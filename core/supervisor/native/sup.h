@@ -26,6 +26,8 @@
 #define TB_MSG_MAX 1024
 /* Input (docs/supervisor.md, Input and terminals). */
 #define TB_MAX_KEY 128
+/* The largest --stdout-offset or --stderr-offset of the wait verb. */
+#define TB_MAX_OFFSET 999999999999LL
 #define TB_MAX_DATA 65536 /* bytes of one write, and the relay's buffer */
 #define TB_MAX_CONTROL_LINE 64
 #define TB_WRITE_WAIT_MS 2000
@@ -150,8 +152,15 @@ int tb_write_all(int fd, const void *data, size_t n);
 int tb_status_read(const char *tdir, struct tb_str *raw, struct tb_jobject *o,
                    char *msg, size_t msglen);
 int tb_state_terminal(const struct tb_jobject *o);
-/* Field 3 (state letter) and 22 (starttime) of /proc/PID/stat; -1 if none. */
-int tb_proc_stat(long long pid, char *state, long long *start);
+/* Fields 3 (state letter), 5 (process group) and 22 (starttime) of
+ * /proc/PID/stat. */
+struct tb_proc {
+	char state;
+	long long pgrp;
+	long long start;
+};
+/* Reads them into OUT; -1 when there is no such process. */
+int tb_proc_stat(long long pid, struct tb_proc *out);
 /* PID is a live, non-zombie process that started at START. */
 int tb_verified(long long pid, long long start);
 
@@ -324,6 +333,7 @@ void tb_key_release(const char *root, const struct tb_jobject *o,
 struct tb_opts {
 	const char *verb, *root, *id, *timeout, *command, *cwd, *wait;
 	const char *stdin_mode, *rows, *cols, *key, *data, *eof;
+	const char *stdout_offset, *stderr_offset;
 };
 void tb_args_parse(int argc, char **argv, struct tb_opts *o);
 void tb_check_path(const char *name, const char *value);
@@ -335,11 +345,16 @@ long long tb_int_option(const char *name, const char *value, long long low,
 void tb_task_dir(const struct tb_opts *o, char *tdir, size_t len);
 /* tb_status_read(), refusing internal when the record is not JSON. */
 int tb_read_record(const char *tdir, struct tb_str *raw, struct tb_jobject *o);
+/* Whether a record's supervisor is gone (not verified). */
+int tb_supervisor_gone(const struct tb_jobject *o);
+/* Reads the record again into RAW and O; keeps both when it vanished. */
+void tb_reread(const char *tdir, struct tb_str *raw, struct tb_jobject *o);
 int tb_verb_start(const struct tb_opts *o);
 int tb_verb_cancel(const struct tb_opts *o);
 int tb_verb_remove(const struct tb_opts *o);
 int tb_verb_write(const struct tb_opts *o);
 int tb_verb_resize(const struct tb_opts *o);
 int tb_verb_list(const struct tb_opts *o);
+int tb_verb_wait(const struct tb_opts *o);
 
 #endif

@@ -12,7 +12,7 @@
 
 #include "sup.h"
 
-static int supervisor_gone(const struct tb_jobject *o)
+int tb_supervisor_gone(const struct tb_jobject *o)
 {
 	return !tb_verified(tb_jint(o, "supervisor_pid"),
 	                    tb_jint(o, "supervisor_start"));
@@ -38,8 +38,7 @@ int tb_read_record(const char *tdir, struct tb_str *raw, struct tb_jobject *o)
 	return rc;
 }
 
-/* Reads the record again into RAW and O; keeps both when it vanished. */
-static void reread(const char *tdir, struct tb_str *raw, struct tb_jobject *o)
+void tb_reread(const char *tdir, struct tb_str *raw, struct tb_jobject *o)
 {
 	struct tb_str again = {0};
 
@@ -96,9 +95,9 @@ int tb_verb_cancel(const struct tb_opts *opts)
 	if (tb_state_terminal(o))
 		goto print;
 	end = tb_mono_ms() + wait * 1000;
-	if (supervisor_gone(o)) {
+	if (tb_supervisor_gone(o)) {
 		/* A supervisor that just finished wrote its final record. */
-		reread(tdir, &raw, o);
+		tb_reread(tdir, &raw, o);
 		if (!tb_state_terminal(o)) {
 			kill_orphan_group(o, end);
 			tb_add_flag(&out, &raw, o, "supervisor_gone");
@@ -112,7 +111,7 @@ int tb_verb_cancel(const struct tb_opts *opts)
 	 * 1 ms, then twice as long each time, up to 20 ms. */
 	for (long pause = 1; !tb_state_terminal(o) && tb_mono_ms() < end;) {
 		tb_sleep_ms(pause);
-		reread(tdir, &raw, o);
+		tb_reread(tdir, &raw, o);
 		pause = pause * 2 > 20 ? 20 : pause * 2;
 	}
 print:
@@ -141,7 +140,7 @@ int tb_verb_remove(const struct tb_opts *opts)
 	tb_task_dir(opts, tdir, sizeof(tdir));
 	has = tb_read_record(tdir, &raw, o);
 	if (has && !tb_state_terminal(o) &&
-	    (!supervisor_gone(o) ||
+	    (!tb_supervisor_gone(o) ||
 	     tb_verified(tb_jint(o, "pgid"), tb_jint(o, "pgid_start"))))
 		tb_refuse(TB_RUNNING,
 		          "task %s is still running; cancel it first",
@@ -209,7 +208,7 @@ static void list_entry(const char *root, struct listed *e, struct tb_jobject *o)
 		long long at = tb_jint(o, "started_at");
 
 		e->started_at = at == TB_NULL ? 0 : at;
-		if (!tb_state_terminal(o) && supervisor_gone(o))
+		if (!tb_state_terminal(o) && tb_supervisor_gone(o))
 			tb_add_flag(&e->json, &raw, o, "supervisor_gone");
 		else
 			tb_str_add(&e->json, raw.p, raw.len);
