@@ -109,6 +109,12 @@ EXTRA_DIST += tests/e2b/fake-latency.test.mjs tests/docker/latency.test.mjs \
 if INTEGRATION_TESTS
 TESTS += tests/e2b/fake-latency.test.mjs tests/docker/latency.test.mjs
 endif
+# Waits on a provider without shared pids, woken by the supervisor's wait
+# verb in the sandbox (core/tasks/remote_watch.c), on the E2B fake.
+EXTRA_DIST += tests/e2b/remote-watch.test.mjs
+if INTEGRATION_TESTS
+TESTS += tests/e2b/remote-watch.test.mjs
+endif
 # The docker provider on an image without python3 (the static supervisor
 # copied in; the k8s one runs the whole contract suite so:
 # tests/contract/k8s-nopython.test.mjs).

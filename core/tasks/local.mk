@@ -7,6 +7,7 @@ libtaskbox_core_la_SOURCES += \
 	core/tasks/host_mask.c \
 	core/tasks/pid_watch.c \
 	core/tasks/record_cache.c \
+	core/tasks/remote_watch.c \
 	core/tasks/session.c \
 	core/tasks/sup_client.c \
 	core/tasks/sup_upload.c \
@@ -21,6 +22,7 @@ noinst_HEADERS += \
 	core/tasks/host_mask.h \
 	core/tasks/pid_watch.h \
 	core/tasks/record_cache.h \
+	core/tasks/remote_watch.h \
 	core/tasks/session.h \
 	core/tasks/sup_client.h \
 	core/tasks/sup_upload.h \

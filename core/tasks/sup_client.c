@@ -63,8 +63,9 @@ static int not_run(enum tb_sup_kind kind, const struct taskbox_exec_result *res)
  * supervisor could run there at all (err says why): nothing was started.
  * never_ran may be NULL. */
 static int exec_verb(struct tb_box *box, const char *const *args,
-                     uint32_t timeout_ms, struct taskbox_exec_result *res,
-                     int *never_ran, char *err, size_t errlen)
+                     uint32_t timeout_ms, const struct tb_sup_stop *stop,
+                     struct taskbox_exec_result *res, int *never_ran, char *err,
+                     size_t errlen)
 {
 	const char *argv[TB_SUP_PREFIX_MAX + VERB_ARGS_MAX + 1];
 	enum tb_sup_kind kind = tb_sup_choose(box);
@@ -79,8 +80,9 @@ again:
 	for (size_t i = 0; args[i] && i < VERB_ARGS_MAX; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	rc = tb_box_exec(box, argv, NULL, timeout_ms, VERB_OUTPUT_LIMIT, NULL,
-	                 NULL, res, err, errlen);
+	rc = tb_box_exec(box, argv, NULL, timeout_ms, VERB_OUTPUT_LIMIT,
+	                 stop ? stop->cancelled : NULL, stop ? stop->arg : NULL,
+	                 res, err, errlen);
 	if (rc != TASKBOX_OK || !not_run(kind, res))
 		return rc;
 	switch (kind) {
@@ -134,7 +136,7 @@ static void refuse_unsupported(struct tb_sup_reply *reply)
 /* Runs the verb ARGS and sorts its output into reply. */
 static void run_verb(struct tb_box *box, const char *const *args,
                      const char *task_id, uint32_t timeout_ms,
-                     struct tb_sup_reply *reply)
+                     const struct tb_sup_stop *stop, struct tb_sup_reply *reply)
 {
 	struct taskbox_exec_result res;
 	char perr[TB_ERR_MAX];
@@ -144,8 +146,8 @@ static void run_verb(struct tb_box *box, const char *const *args,
 
 	memset(reply, 0, sizeof(*reply));
 	reply->outcome = TB_SUP_UNSURE;
-	rc = exec_verb(box, args, timeout_ms, &res, &never_ran, reply->message,
-	               sizeof(reply->message));
+	rc = exec_verb(box, args, timeout_ms, stop, &res, &never_ran,
+	               reply->message, sizeof(reply->message));
 	if (never_ran) {
 		refuse_unsupported(reply);
 		goto out;
@@ -224,7 +226,7 @@ void tb_sup_start(struct tb_box *box, const struct tb_sup_start_req *req,
 	argv[n] = NULL;
 	/* A key's task may be another one than asked for. */
 	run_verb(box, argv, req->key ? NULL : req->task_id, VERB_TIMEOUT_MS,
-	         reply);
+	         NULL, reply);
 }
 
 /* Runs a verb that prints an object other than a record (write, resize):
@@ -238,7 +240,7 @@ static json_t *run_verb_object(struct tb_box *box, const char *const *args,
 
 	memset(reply, 0, sizeof(*reply));
 	reply->outcome = TB_SUP_UNSURE;
-	if (exec_verb(box, args, VERB_TIMEOUT_MS, &res, &never_ran,
+	if (exec_verb(box, args, VERB_TIMEOUT_MS, NULL, &res, &never_ran,
 	              reply->message, sizeof(reply->message)) != TASKBOX_OK) {
 		if (never_ran)
 			refuse_unsupported(reply);
@@ -340,7 +342,8 @@ int tb_sup_list(struct tb_box *box, json_t **tasks, char *err, size_t errlen)
 	int rc;
 
 	*tasks = NULL;
-	rc = exec_verb(box, argv, VERB_TIMEOUT_MS, &res, NULL, err, errlen);
+	rc = exec_verb(box, argv, VERB_TIMEOUT_MS, NULL, &res, NULL, err,
+	               errlen);
 	if (rc != TASKBOX_OK)
 		goto out;
 	if (res.timed_out) {
@@ -378,7 +381,7 @@ void tb_sup_cancel(struct tb_box *box, const char *task_id,
 	const char *argv[] = {"cancel", "--root", TB_TASK_ROOT, "--id",
 	                      task_id,  "--wait", CANCEL_WAIT,  NULL};
 
-	run_verb(box, argv, task_id, CANCEL_TIMEOUT_MS, reply);
+	run_verb(box, argv, task_id, CANCEL_TIMEOUT_MS, NULL, reply);
 }
 
 void tb_sup_remove(struct tb_box *box, const char *task_id,
@@ -387,7 +390,32 @@ void tb_sup_remove(struct tb_box *box, const char *task_id,
 	const char *argv[] = {"remove", "--root", TB_TASK_ROOT,
 	                      "--id",   task_id,  NULL};
 
-	run_verb(box, argv, task_id, VERB_TIMEOUT_MS, reply);
+	run_verb(box, argv, task_id, VERB_TIMEOUT_MS, NULL, reply);
+}
+
+void tb_sup_wait(struct tb_box *box, const char *task_id, unsigned wait_s,
+                 int64_t stdout_offset, int64_t stderr_offset,
+                 const struct tb_sup_stop *stop, struct tb_sup_reply *reply)
+{
+	char wait[16], out_at[24], err_at[24];
+	const char *argv[VERB_ARGS_MAX] = {
+	    "wait", "--root", TB_TASK_ROOT, "--id", task_id, "--wait", wait};
+	int n = 7;
+
+	snprintf(wait, sizeof(wait), "%u", wait_s);
+	if (stdout_offset >= 0) {
+		snprintf(out_at, sizeof(out_at), "%" PRId64, stdout_offset);
+		argv[n++] = "--stdout-offset";
+		argv[n++] = out_at;
+	}
+	if (stderr_offset >= 0) {
+		snprintf(err_at, sizeof(err_at), "%" PRId64, stderr_offset);
+		argv[n++] = "--stderr-offset";
+		argv[n++] = err_at;
+	}
+	argv[n] = NULL;
+	run_verb(box, argv, task_id, wait_s * 1000u + VERB_TIMEOUT_MS, stop,
+	         reply);
 }
 
 const char *tb_sup_task_path(char *buf, size_t len, const char *task_id,

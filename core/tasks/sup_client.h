@@ -81,6 +81,21 @@ int tb_sup_reap_orphans(struct tb_box *box, const char *task_id);
 	"the supervisor is gone: the task's outcome was never recorded, and "  \
 	"what was left of its process group was killed"
 
+/* What stops a verb early: cancelled(arg) nonzero abandons its exec (the
+ * provider polls it at least every 100 ms). */
+struct tb_sup_stop {
+	int (*cancelled)(void *arg);
+	void *arg;
+};
+
+/* `wait --wait WAIT_S`: answers with the task's record once it ended, its
+ * supervisor is gone (rec.supervisor_gone), a log holds a byte at its
+ * offset (a negative offset: not asked about), or WAIT_S (1..60) passed.
+ * A sandbox whose supervisor has no such verb refuses it ("invalid"). */
+void tb_sup_wait(struct tb_box *box, const char *task_id, unsigned wait_s,
+                 int64_t stdout_offset, int64_t stderr_offset,
+                 const struct tb_sup_stop *stop, struct tb_sup_reply *reply);
+
 /* `remove`: deletes a finished task's directory. */
 void tb_sup_remove(struct tb_box *box, const char *task_id,
                    struct tb_sup_reply *reply);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "tasks/pid_watch.h"
+#include "tasks/remote_watch.h"
 #include "tasks/sup_client.h"
 #include "tasks/task_id.h"
 #include "tasks/task_wait.h"
@@ -19,6 +20,10 @@
 /* A running task's full view (with its liveness check) is taken at least
  * this often while cheap probes see nothing. */
 #define FULL_VIEW_EVERY_US 1000000u
+
+/* The longest pause of a wait that a remote watch wakes: past the watch's
+ * longest wait and its exec's allowance, the wait looks again itself. */
+#define REMOTE_PAUSE_MAX_MS 120000u
 
 /* The longest pause between two looks for output of a watched wait. */
 #define WATCHED_OUTPUT_MAX_MS 100u
@@ -126,10 +131,13 @@ struct tb_wait {
 	int rc;                 /* tb_task_view's for it */
 	bool done;              /* the view settles it, or it failed */
 	bool watched;           /* the supervisor's pidfd wakes this park */
+	bool watched_remote;    /* the remote watch's end wakes this park */
 	int pid_fd;             /* the supervisor's pidfd (a copy), or -1 */
 	int notify_fd;          /* inotify on the task's directory, or -1 */
 	int wake_ep;            /* epoll of both, handed out per park, or -1 */
 	bool armed;             /* arm() ran */
+	struct tb_remote_watch *remote; /* the verb watching in the sandbox */
+	bool remote_off; /* a remote watch failed: look instead */
 };
 
 /* Takes a full view into wait. */
@@ -209,6 +217,9 @@ static void disarm(struct tb_wait *wait)
 	if (wait->wake_ep >= 0)
 		close(wait->wake_ep);
 	wait->pid_fd = wait->notify_fd = wait->wake_ep = -1;
+	if (wait->remote)
+		tb_remote_watch_stop(wait->remote);
+	wait->remote = NULL;
 }
 
 /* Once per wait: an epoll set that polls readable when the supervisor
@@ -266,15 +277,53 @@ static bool notified(struct tb_wait *wait)
 	return any;
 }
 
+/* Milliseconds left of the wait (UINT32_MAX without a limit). */
+static uint32_t left_ms(const struct tb_wait *wait)
+{
+	uint64_t spent = now_us() - wait->start;
+	uint64_t limit_us = (uint64_t)wait->wait_ms * 1000u;
+
+	if (wait->wait_ms == TB_WAIT_FOREVER)
+		return UINT32_MAX;
+	return spent >= limit_us ? 0
+	                         : (uint32_t)((limit_us - spent + 999) / 1000);
+}
+
+/* The descriptor of the wait's remote watch, started when there is none
+ * (remote_watch.h), or -1 where none runs. */
+static int remote_wake_fd(struct tb_wait *wait)
+{
+	uint32_t left = left_ms(wait);
+	unsigned wait_s;
+
+	if (!wait->remote && !wait->remote_off && left > 0) {
+		wait_s = left / 1000u + 1u;
+		wait->remote = tb_remote_watch_start(
+		    &wait->box, wait->task_id,
+		    wait_s > TB_REMOTE_WATCH_MAX_S ? TB_REMOTE_WATCH_MAX_S
+		                                   : wait_s,
+		    wait->until == TB_WAIT_CHANGE
+		        ? (int64_t)wait->pr.stdout_offset
+		        : -1,
+		    wait->until == TB_WAIT_CHANGE
+		        ? (int64_t)wait->pr.stderr_offset
+		        : -1);
+	}
+	wait->watched_remote = wait->remote != NULL;
+	if (!wait->remote)
+		return -1;
+	return fcntl(tb_remote_watch_fd(wait->remote), F_DUPFD_CLOEXEC, 0);
+}
+
 int tb_wait_wake_fd(struct tb_wait *wait)
 {
 	int fd = -1;
 
-	if (wait->done || wait->sup.pid <= 0 ||
-	    !(wait->box.inst->plugin->features & TASKBOX_FEATURE_HOST_PIDS)) {
-		wait->watched = false;
+	wait->watched = wait->watched_remote = false;
+	if (wait->done || wait->sup.pid <= 0)
 		return -1;
-	}
+	if (!(wait->box.inst->plugin->features & TASKBOX_FEATURE_HOST_PIDS))
+		return remote_wake_fd(wait);
 	if (!wait->armed)
 		arm(wait);
 	if (wait->wake_ep >= 0)
@@ -305,14 +354,10 @@ bool tb_wait_pending(struct tb_wait *wait, const struct tb_waiter *w,
                      uint32_t *ms)
 {
 	uint64_t spent = now_us() - wait->start;
-	uint64_t limit_us = (uint64_t)wait->wait_ms * 1000u;
+	uint32_t left = left_ms(wait);
 
-	if (wait->done ||
-	    (wait->wait_ms != TB_WAIT_FOREVER && spent >= limit_us))
+	if (wait->done || left == 0)
 		return false;
-	uint32_t left = wait->wait_ms == TB_WAIT_FOREVER
-	                    ? UINT32_MAX
-	                    : (uint32_t)((limit_us - spent + 999) / 1000);
 	/* Never right before the answer: a client may drop a progress
 	 * notification that its result overtakes. */
 	if (left >= TB_WAIT_MIN_MS)
@@ -321,7 +366,10 @@ bool tb_wait_pending(struct tb_wait *wait, const struct tb_waiter *w,
 		                     field_int(wait->view, "stderr_size")),
 		            -1, NULL);
 	*ms = tb_wait_interval_ms(wait->cost, left);
-	if (wait->watched) {
+	if (wait->watched_remote) {
+		/* The watch ends within its wait_s, and wakes the wait. */
+		*ms = left < REMOTE_PAUSE_MAX_MS ? left : REMOTE_PAUSE_MAX_MS;
+	} else if (wait->watched) {
 		uint32_t longer = watched_interval_ms(wait, *ms, spent);
 		*ms = longer < left ? longer : left;
 	}
@@ -345,6 +393,27 @@ static bool watched_probe(struct tb_wait *wait)
 void tb_wait_step(struct tb_wait *wait)
 {
 	uint64_t before = now_us();
+
+	/* A remote watch answers for the task while it runs; its end (or a
+	 * failure, after which the wait looks between pauses) calls for a
+	 * view. */
+	if (wait->remote) {
+		enum tb_remote_watch_end end =
+		    tb_remote_watch_state(wait->remote);
+
+		/* Still watching: nothing to look at, unless the wait's
+		 * time is up: its answer is then a view taken now. */
+		if (end == TB_REMOTE_WATCH_RUNNING) {
+			if (left_ms(wait) <= TB_WAIT_MIN_MS)
+				view(wait);
+			return;
+		}
+		tb_remote_watch_stop(wait->remote);
+		wait->remote = NULL;
+		wait->remote_off = end == TB_REMOTE_WATCH_FAILED;
+		view(wait);
+		return;
+	}
 
 	/* Watched, the pidfd stands for the status record and the liveness
 	 * check of a full view; a replaced record is read at once. */

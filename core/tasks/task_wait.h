@@ -65,14 +65,19 @@ struct tb_wait *tb_wait_begin(struct tb_box *box, const char *task_id,
 bool tb_wait_pending(struct tb_wait *wait, const struct tb_waiter *w,
                      uint32_t *ms);
 
-/* A descriptor that polls readable when the task's supervisor exits (at
- * the task's end) or, sooner, renames a new status record into place (up
- * to a few waits at once watch the task's directory), for waking the wait
- * before its pause is over; the caller closes it. -1 where the provider gives
- * none (no shared pids, the supervisor not watched yet, no descriptor left).
- * Call it right before tb_wait_pending: with one, the pause that gives may be
- * longer (the end wakes the wait; new output is looked for at a tenth of the
- * silence so far, at most 100 ms apart). */
+/* A descriptor that polls readable when the wait should look at its task
+ * before its pause is over, for waking it; the caller closes it. On the
+ * local provider (shared pids): when the task's supervisor exits or,
+ * sooner, renames a new status record into place (up to a few waits at
+ * once watch the task's directory); the pause may then be longer (the end
+ * wakes the wait; new output is looked for at a tenth of the silence so
+ * far, at most 100 ms apart). Elsewhere: when the supervisor's wait verb,
+ * run in the sandbox by a remote watch (remote_watch.h), answers that the
+ * task ended, wrote past the page's offsets (for TB_WAIT_CHANGE) or lost
+ * its supervisor; the pause is then the time left, and the wait reads
+ * nothing in between. -1 where none can be had (the supervisor not known
+ * yet, no descriptor or watch left, a watch that failed before). Call it
+ * right before tb_wait_pending. */
 int tb_wait_wake_fd(struct tb_wait *wait);
 
 /* A cheap probe of the task and, when it shows a change or a full view

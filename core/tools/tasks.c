@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "tasks/pid_watch.h"
 #include "tasks/record_cache.h"
+#include "tasks/remote_watch.h"
 #include "tools/tasks.h"
 
 static struct tb_mask *mask;
@@ -25,6 +26,7 @@ void tb_tasks_fini(void)
 	tb_mask_set_operator(NULL);
 	tb_mask_free(mask);
 	mask = NULL;
+	tb_remote_watch_drain();
 	tb_record_cache_clear();
 	tb_pid_watch_clear();
 }

@@ -1,0 +1,59 @@
+/* A wait's watch on a task whose supervisor the host cannot see (a provider
+ * without TASKBOX_FEATURE_HOST_PIDS): the supervisor's `wait` verb runs in
+ * the sandbox, through the provider's exec on a thread of its own, and
+ * answers when the task ends, a log grows past its offset or the
+ * supervisor is gone; its answer wakes the waiting call through a
+ * descriptor, so the call learns of the end in the time the answer takes
+ * to arrive instead of at its next look. */
+#ifndef TB_REMOTE_WATCH_H
+#define TB_REMOTE_WATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tasks/box.h"
+
+/* Watches running at once, process-wide: each holds a thread blocked in
+ * the provider's exec. Past it, waits look at their task between pauses. */
+#define TB_REMOTE_WATCH_MAX 16
+
+/* The longest wait_s of one watch (the verb's --wait allows 60). */
+#define TB_REMOTE_WATCH_MAX_S 60u
+
+/* How a watch ended. */
+enum tb_remote_watch_end {
+	TB_REMOTE_WATCH_RUNNING,  /* not yet */
+	TB_REMOTE_WATCH_ANSWERED, /* the verb answered: look at the task */
+	TB_REMOTE_WATCH_FAILED,   /* no answer (no exec, no such verb there,
+	                             no connection): do not watch again */
+};
+
+struct tb_remote_watch;
+
+/* Starts watching TASK_ID in BOX's sandbox (on a connection of the watch's
+ * own) for up to wait_s seconds (1..60); a negative offset is not asked
+ * about. NULL when none can start now (TB_REMOTE_WATCH_MAX running, no
+ * memory, no thread). */
+struct tb_remote_watch *tb_remote_watch_start(const struct tb_box *box,
+                                              const char *task_id,
+                                              unsigned wait_s,
+                                              int64_t stdout_offset,
+                                              int64_t stderr_offset);
+
+/* A descriptor (the watch's own: do not close it) that polls readable once
+ * the watch has ended. */
+int tb_remote_watch_fd(const struct tb_remote_watch *w);
+
+/* How it ended so far. */
+enum tb_remote_watch_end tb_remote_watch_state(const struct tb_remote_watch *w);
+
+/* Stops the watch (its exec is abandoned within about 100 ms) and lets it
+ * go: its thread frees it. The verb may go on in the sandbox until its
+ * wait_s pass. */
+void tb_remote_watch_stop(struct tb_remote_watch *w);
+
+/* Stops every watch and waits for their threads to end: before the
+ * providers are unloaded. */
+void tb_remote_watch_drain(void);
+
+#endif /* TB_REMOTE_WATCH_H */

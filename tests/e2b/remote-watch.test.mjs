@@ -1,0 +1,116 @@
+// A waiting call on a provider whose sandboxes' processes the server cannot
+// see (e2b, against the fake): the supervisor's wait verb runs in the
+// sandbox and its answer wakes the call, instead of the call reading the
+// task's files again and again; beyond the 16 watches that run at once,
+// waits look between pauses as before; a server that stops with watches in
+// flight ends them.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startFake } from "./fake/spawn.mjs";
+import { callTool, scratchDir, startServer, writeConfig } from "../lib/client.mjs";
+import { initialize, spawnRaw } from "../mcp/raw.mjs";
+
+let fake, cfgPath;
+
+before(async () => {
+  fake = await startFake({ env: { PATH: `/usr/bin:/bin:${process.env.PATH || ""}` } });
+  cfgPath = writeConfig(scratchDir(), {
+    default: "cloud",
+    providers: { cloud: { plugin: "e2b", settings: { api_url: fake.apiUrl, sandbox_url: fake.sandboxUrl } } },
+  });
+});
+
+after(async () => {
+  if (fake) await fake.stop();
+});
+
+const server = () => startServer({ args: ["--config", cfgPath], env: { E2B_API_KEY: fake.apiKey } });
+
+async function call(s, name, args) {
+  const r = await callTool(s.client, name, args);
+  assert.ok(!r.isError, `${name}: ${JSON.stringify(r.content)}`);
+  return r.structuredContent;
+}
+
+const fileGets = (reqs) => reqs.filter((r) => r.plane === "envd" && r.url.startsWith("/files?")).length;
+const processStarts = (reqs) => reqs.filter((r) => r.plane === "envd" && r.url === "/process.Process/Start").length;
+
+test("a waiting get_task is woken by the supervisor's wait verb, not by reading the task's files again", { timeout: 120000 }, async () => {
+  const s = await server();
+  try {
+    const { sandbox_id } = await call(s, "create_sandbox", {});
+    const gate = `gate-${process.pid}`;
+    const t = await call(s, "start_task", { sandbox_id, command: `echo ready; until [ -e ${gate} ]; do sleep 0.05; done; echo done` });
+    const ready = await call(s, "get_task", { sandbox_id, task_id: t.task_id, wait: 30 });
+    assert.equal(ready.stdout, "ready\n");
+    await fake.clearRequests();
+    // Nothing happens for 3 s, then the task ends.
+    const waiting = call(s, "get_task", { sandbox_id, task_id: t.task_id, wait: 60, stdout_offset: 6 });
+    await new Promise((r) => setTimeout(r, 3000));
+    const quiet = await fake.requests();
+    await call(s, "write_file", { sandbox_id, path: gate, content: "" });
+    const end = await waiting;
+    assert.equal(end.state, "succeeded");
+    assert.equal(end.stdout, "done\n");
+    // One view when the wait began, then only the watch's exec: a wait
+    // that looked between pauses (20 ms apart on this fake) would have
+    // read the task's files dozens of times in 3 s.
+    assert.ok(processStarts(quiet) >= 1, `the watch's exec: ${JSON.stringify(quiet.map((r) => r.url))}`);
+    assert.ok(fileGets(quiet) <= 8, `${fileGets(quiet)} file reads while nothing happened`);
+    await call(s, "kill_sandbox", { sandbox_id });
+  } finally {
+    await s.close();
+  }
+});
+
+test("more waits than watches: every wait answers at its task's end, and the same views as one by one", { timeout: 120000 }, async () => {
+  const s = await server();
+  try {
+    const { sandbox_id } = await call(s, "create_sandbox", {});
+    const n = 20;
+    const gate = `many-${process.pid}`;
+    const tasks = [];
+    for (let i = 0; i < n; i++)
+      tasks.push(await call(s, "start_task", { sandbox_id, command: `until [ -e ${gate} ]; do sleep 0.05; done; echo ${i}` }));
+    const waits = tasks.map((t) => call(s, "get_task", { sandbox_id, task_id: t.task_id, wait: 60 }));
+    await new Promise((r) => setTimeout(r, 1000));
+    await call(s, "write_file", { sandbox_id, path: gate, content: "" });
+    const ends = await Promise.all(waits);
+    ends.forEach((v, i) => {
+      assert.equal(v.state, "succeeded", JSON.stringify(v));
+      assert.equal(v.stdout, `${i}\n`);
+    });
+    for (let i = 0; i < n; i++)
+      assert.deepEqual(await call(s, "get_task", { sandbox_id, task_id: tasks[i].task_id }), ends[i]);
+    await call(s, "kill_sandbox", { sandbox_id });
+  } finally {
+    await s.close();
+  }
+});
+
+test("a server that stops while watches are in flight ends them and exits", { timeout: 120000 }, async () => {
+  const s = await server();
+  const { sandbox_id } = await call(s, "create_sandbox", {});
+  const t = await call(s, "start_task", { sandbox_id, command: "sleep 300" });
+  await s.close();
+  // Three waits in flight on a raw pipe, then its end.
+  const raw = spawnRaw(["--config", cfgPath], { env: { E2B_API_KEY: fake.apiKey } });
+  raw.send(initialize(1, "2025-06-18"));
+  await raw.waitFor((m) => m.id === 1);
+  raw.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  for (const id of [2, 3, 4])
+    raw.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "get_task", arguments: { sandbox_id, task_id: t.task_id, wait: 60 } } });
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.deepEqual(await raw.close(), { code: 0, signal: null });
+  // A new process finds the task as it was, and cancels it.
+  const again = await server();
+  try {
+    const view = await call(again, "get_task", { sandbox_id, task_id: t.task_id });
+    assert.equal(view.state, "running");
+    const c = await call(again, "cancel_task", { sandbox_id, task_id: t.task_id, wait: 10 });
+    assert.equal(c.state, "cancelled");
+    await call(again, "kill_sandbox", { sandbox_id });
+  } finally {
+    await again.close();
+  }
+});
