@@ -349,6 +349,9 @@ int tb_read_record(const char *tdir, struct tb_str *raw, struct tb_jobject *o);
 int tb_supervisor_gone(const struct tb_jobject *o);
 /* Reads the record again into RAW and O; keeps both when it vanished. */
 void tb_reread(const char *tdir, struct tb_str *raw, struct tb_jobject *o);
+/* A verb's end: prints OUT, frees OUT, RAW and O (malloc'd); returns 0. */
+int tb_say_and_free(struct tb_str *out, struct tb_str *raw,
+                    struct tb_jobject *o);
 int tb_verb_start(const struct tb_opts *o);
 int tb_verb_cancel(const struct tb_opts *o);
 int tb_verb_remove(const struct tb_opts *o);

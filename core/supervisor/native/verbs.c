@@ -77,6 +77,16 @@ static void kill_orphan_group(const struct tb_jobject *o, long long end)
 	    pgid, left < TB_KILL_SETTLE_MS ? left : TB_KILL_SETTLE_MS, -1);
 }
 
+int tb_say_and_free(struct tb_str *out, struct tb_str *raw,
+                    struct tb_jobject *o)
+{
+	tb_say(out);
+	tb_str_free(out);
+	tb_str_free(raw);
+	free(o);
+	return 0;
+}
+
 int tb_verb_cancel(const struct tb_opts *opts)
 {
 	char tdir[TB_MAX_PATH + 64];
@@ -117,11 +127,7 @@ int tb_verb_cancel(const struct tb_opts *opts)
 print:
 	tb_str_add(&out, raw.p, raw.len);
 say:
-	tb_say(&out);
-	tb_str_free(&out);
-	tb_str_free(&raw);
-	free(o);
-	return 0;
+	return tb_say_and_free(&out, &raw, o);
 }
 
 int tb_verb_remove(const struct tb_opts *opts)
@@ -163,11 +169,7 @@ int tb_verb_remove(const struct tb_opts *opts)
 		tb_json_str(&out, opts->id, strlen(opts->id));
 		tb_str_cstr(&out, ",\"removed\":true}");
 	}
-	tb_say(&out);
-	tb_str_free(&out);
-	tb_str_free(&raw);
-	free(o);
-	return 0;
+	return tb_say_and_free(&out, &raw, o);
 }
 
 struct listed {

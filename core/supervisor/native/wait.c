@@ -73,9 +73,5 @@ int tb_verb_wait(const struct tb_opts *opts)
 	}
 	tb_str_add(&out, raw.p, raw.len);
 say:
-	tb_say(&out);
-	tb_str_free(&out);
-	tb_str_free(&raw);
-	free(o);
-	return 0;
+	return tb_say_and_free(&out, &raw, o);
 }
