@@ -295,6 +295,7 @@ static int remote_wake_fd(struct tb_wait *wait)
 {
 	uint32_t left = left_ms(wait);
 	unsigned wait_s;
+	int fd;
 
 	if (!wait->remote && !wait->remote_off && left > 0) {
 		wait_s = left / 1000u + 1u;
@@ -309,10 +310,13 @@ static int remote_wake_fd(struct tb_wait *wait)
 		        ? (int64_t)wait->pr.stderr_offset
 		        : -1);
 	}
-	wait->watched_remote = wait->remote != NULL;
-	if (!wait->remote)
-		return -1;
-	return fcntl(tb_remote_watch_fd(wait->remote), F_DUPFD_CLOEXEC, 0);
+	fd = wait->remote
+	         ? fcntl(tb_remote_watch_fd(wait->remote), F_DUPFD_CLOEXEC, 0)
+	         : -1;
+	/* Without a descriptor the watch cannot wake the wait: its pauses
+	 * stay short, and a step after the watch's end takes the view. */
+	wait->watched_remote = fd >= 0;
+	return fd;
 }
 
 int tb_wait_wake_fd(struct tb_wait *wait)
