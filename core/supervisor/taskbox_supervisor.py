@@ -49,7 +49,8 @@ VERBS = {
     "remove": (("--root", "--id"), ()),
     "list": (("--root",), ()),
     "wait": (("--root", "--id"),
-             ("--wait", "--stdout-offset", "--stderr-offset")),
+             ("--wait", "--stdout-offset", "--stderr-offset", "--page-limit",
+              "--stdout-page-offset", "--stderr-page-offset")),
 }
 USAGE = ("usage: start --root DIR --id ID --timeout SECONDS [--cwd DIR] "
          "--command TEXT [--stdin null|pipe|tty] [--rows N --cols N] "
@@ -58,7 +59,8 @@ USAGE = ("usage: start --root DIR --id ID --timeout SECONDS [--cwd DIR] "
          "resize --root DIR --id ID --rows N --cols N | "
          "remove --root DIR --id ID | list --root DIR | "
          "wait --root DIR --id ID [--wait SECONDS] [--stdout-offset BYTES] "
-         "[--stderr-offset BYTES]")
+         "[--stderr-offset BYTES] [--page-limit BYTES] "
+         "[--stdout-page-offset BYTES] [--stderr-page-offset BYTES]")
 STDIN_MODES = ("null", "pipe", "tty")
 KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                       "0123456789_.-")
@@ -69,6 +71,7 @@ WRITE_WAIT = 2.0  # how long `write` waits for room in the FIFO, in all
 MAX_CONTROL_LINE = 64
 MAX_OFFSET = 999999999999  # the largest --stdout-offset or --stderr-offset
 WAIT_LOOK = 0.01  # how often the wait verb looks at the task
+PAGE_LIMIT_MAX = 65536  # the largest --page-limit: get_task's largest page
 ENDED_BY = {"cancelled": "cancel", "timed_out": "timeout"}
 SIGNAL_NAMES = ("SIGHUP SIGINT SIGQUIT SIGILL SIGTRAP SIGABRT SIGBUS SIGFPE "
                 "SIGKILL SIGUSR1 SIGSEGV SIGUSR2 SIGPIPE SIGALRM SIGTERM "
@@ -1268,6 +1271,7 @@ def verb_wait(opts):
         if name in opts:
             offsets.append((stream, int_option(name, opts[name], 0,
                                                MAX_OFFSET)))
+    pages = page_options(opts)
     tdir = find_task(opts)
     record = read_status(tdir)
     if record is None:
@@ -1288,7 +1292,53 @@ def verb_wait(opts):
         if again is None and not os.path.isdir(tdir):
             raise Refusal("not_found", "task %s was removed" % opts["--id"])
         record = again or record
+    # The pages are read after the record: a terminal record's pages hold
+    # every byte it counts.
+    for stream, offset, limit in pages:
+        record[stream + "_page"] = read_page(tdir, stream, offset, limit)
     say(record)
+
+
+def page_options(opts):
+    """The wait verb's pages asked for: a list of (stream, offset, limit),
+    empty without --page-limit."""
+    for stream in ("stdout", "stderr"):
+        name = "--%s-page-offset" % stream
+        if name in opts and "--page-limit" not in opts:
+            raise Refusal("invalid", "%s: only with --page-limit" % name)
+    if "--page-limit" not in opts:
+        return []
+    limit = int_option("--page-limit", opts["--page-limit"], 1,
+                       PAGE_LIMIT_MAX)
+    return [(stream, int_option("--%s-page-offset" % stream,
+                                opts.get("--%s-page-offset" % stream, "0"),
+                                0, MAX_OFFSET), limit)
+            for stream in ("stdout", "stderr")]
+
+
+def read_page(tdir, stream, offset, limit):
+    """At most LIMIT bytes of TDIR's log STREAM from OFFSET, read now, as
+    {"offset", "size" (after the read), "data" (base64)}; a log not created
+    yet is empty."""
+    import binascii
+    got = b""
+    try:
+        fd = os.open(os.path.join(tdir, stream), os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return {"offset": offset, "size": 0, "data": ""}
+    try:
+        while len(got) < limit:
+            more = os.pread(fd, limit - len(got), offset + len(got))
+            if not more:
+                break
+            got += more
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    if got:
+        size = max(size, offset + len(got))
+    return {"offset": offset, "size": size,
+            "data": binascii.b2a_base64(got, newline=False).decode("ascii")}
 
 
 def grown(tdir, offsets):

@@ -1388,13 +1388,43 @@ class TestWaitVerb(SupervisorCase):
             self.assertEqual(record["state"], "running")
             self.assertGreaterEqual(took, 0.9)
 
+    def test_pages_come_with_the_answer(self):
+        done = self.run_task("printf 'a\\000\\377bc'; printf oops >&2")
+        tid = done["task_id"]
+        _, record = self.waited(tid, "--page-limit", "3",
+                                "--stdout-page-offset", "1")
+        self.assertEqual(record.pop("stdout_page"), {
+            "offset": 1, "size": 5,
+            "data": base64.b64encode(b"\x00\xffb").decode()})
+        self.assertEqual(record.pop("stderr_page"), {
+            "offset": 0, "size": 4, "data": base64.b64encode(b"oop").decode()})
+        self.assertEqual(record, done)
+        _, record = self.waited(tid, "--page-limit", "65536",
+                                "--stdout-page-offset", "5",
+                                "--stderr-page-offset", "99")
+        self.assertEqual(record["stdout_page"],
+                         {"offset": 5, "size": 5, "data": ""})
+        self.assertEqual(record["stderr_page"],
+                         {"offset": 99, "size": 4, "data": ""})
+        # A running task's pages, read when output past the offset ends
+        # the wait: the page holds it, and the size counts it.
+        tid = self.start("sleep 0.3; echo hi; sleep 30")["task_id"]
+        _, record = self.waited(tid, "--wait", "60", "--stdout-offset", "0",
+                                "--page-limit", "100")
+        self.assertEqual(record["state"], "running")
+        page = record["stdout_page"]
+        self.assertEqual(base64.b64decode(page["data"]), b"hi\n")
+        self.assertEqual((page["offset"], page["size"]), (0, 3))
+        self.assertEqual(record["stderr_page"],
+                         {"offset": 0, "size": 0, "data": ""})
+
     def test_a_killed_supervisor_ends_it(self):
         record = self.start("sleep 30")
         tid = record["task_id"]
         answer = []
         thread = threading.Thread(target=lambda: answer.append(
             self.run_cli(["wait", "--root", ROOT, "--id", tid, "--wait",
-                          "60"])))
+                          "60", "--page-limit", "8"])))
         thread.start()
         time.sleep(0.3)
         os.kill(record["supervisor_pid"], signal.SIGKILL)
@@ -1405,6 +1435,8 @@ class TestWaitVerb(SupervisorCase):
         after = json.loads(out)
         self.assertEqual(after["state"], "running")
         self.assertIs(after["supervisor_gone"], True)
+        self.assertEqual(after["stdout_page"],
+                         {"offset": 0, "size": 0, "data": ""})
         self.call("cancel", "--root", ROOT, "--id", tid)
 
     def test_bad_input(self):
@@ -1414,6 +1446,11 @@ class TestWaitVerb(SupervisorCase):
                       ["--stdout-offset", "-1"], ["--stdout-offset", "x"],
                       ["--stderr-offset", "1000000000000"],
                       ["--stdout-offset", "1", "--stdout-offset", "2"],
+                      ["--page-limit", "0"], ["--page-limit", "65537"],
+                      ["--page-limit", "x"],
+                      ["--stdout-page-offset", "0"],
+                      ["--stderr-page-offset", "0"],
+                      ["--stderr-page-offset", "-1", "--page-limit", "5"],
                       ["--timeout", "5"]):
             obj = self.refused("invalid", *(base + extra))
             self.assertIn(extra[0], obj["error"])

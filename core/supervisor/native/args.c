@@ -13,10 +13,13 @@ struct option_rule {
 
 #define OPT(field) offsetof(struct tb_opts, field)
 
+/* The most optional options of one verb. */
+#define OPTIONAL_MAX 6
+
 /* Required options first, then optional ones, per verb. */
 struct verb_rule {
 	const char *verb;
-	struct option_rule required[4], optional[5];
+	struct option_rule required[4], optional[OPTIONAL_MAX];
 };
 
 static const struct verb_rule verbs[] = {
@@ -48,7 +51,10 @@ static const struct verb_rule verbs[] = {
      {{"--root", OPT(root)}, {"--id", OPT(id)}},
      {{"--wait", OPT(wait)},
       {"--stdout-offset", OPT(stdout_offset)},
-      {"--stderr-offset", OPT(stderr_offset)}}},
+      {"--stderr-offset", OPT(stderr_offset)},
+      {"--page-limit", OPT(page_limit)},
+      {"--stdout-page-offset", OPT(stdout_page_offset)},
+      {"--stderr-page-offset", OPT(stderr_page_offset)}}},
 };
 
 static const char **slot(struct tb_opts *o, size_t offset)
@@ -64,7 +70,7 @@ static const char **find_option(const struct verb_rule *v, struct tb_opts *o,
 		if (strlen(v->required[i].name) == name_len &&
 		    memcmp(v->required[i].name, name, name_len) == 0)
 			return slot(o, v->required[i].offset);
-	for (size_t i = 0; i < 5 && v->optional[i].name; i++)
+	for (size_t i = 0; i < OPTIONAL_MAX && v->optional[i].name; i++)
 		if (strlen(v->optional[i].name) == name_len &&
 		    memcmp(v->optional[i].name, name, name_len) == 0)
 			return slot(o, v->optional[i].offset);

@@ -1,5 +1,5 @@
-/* Strict base64 decoding for the write verb's --data (RFC 4648, standard
- * alphabet, with padding, no line breaks). */
+/* Base64 (RFC 4648, standard alphabet, with padding, no line breaks): the
+ * write verb's --data, strictly decoded, and the wait verb's pages. */
 #include "config.h"
 
 #include <string.h>
@@ -61,4 +61,23 @@ int tb_base64_decode(const char *in, size_t n, unsigned char *out,
 	}
 	*outlen = len;
 	return 0;
+}
+
+void tb_base64_add(struct tb_str *out, const unsigned char *in, size_t n)
+{
+	char quad[4];
+
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned long bits = (unsigned long)in[i] << 16;
+
+		if (i + 1 < n)
+			bits |= (unsigned long)in[i + 1] << 8;
+		if (i + 2 < n)
+			bits |= in[i + 2];
+		quad[0] = alphabet[bits >> 18 & 63];
+		quad[1] = alphabet[bits >> 12 & 63];
+		quad[2] = i + 1 < n ? alphabet[bits >> 6 & 63] : '=';
+		quad[3] = i + 2 < n ? alphabet[bits & 63] : '=';
+		tb_str_add(out, quad, 4);
+	}
 }

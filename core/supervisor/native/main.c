@@ -23,7 +23,8 @@ static const char usage[] =
     "resize --root DIR --id ID --rows N --cols N | "
     "remove --root DIR --id ID | list --root DIR | "
     "wait --root DIR --id ID [--wait SECONDS] [--stdout-offset BYTES] "
-    "[--stderr-offset BYTES]";
+    "[--stderr-offset BYTES] [--page-limit BYTES] "
+    "[--stdout-page-offset BYTES] [--stderr-page-offset BYTES]";
 
 _Noreturn void tb_refuse(enum tb_code code, const char *fmt, ...)
 {

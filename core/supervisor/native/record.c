@@ -82,15 +82,32 @@ void tb_record_json(const struct tb_record *rec, struct tb_str *out)
 	tb_str_cstr(out, "}");
 }
 
-void tb_add_flag(struct tb_str *out, const struct tb_str *raw,
-                 const struct tb_jobject *o, const char *name)
+void tb_add_members(struct tb_str *out, const struct tb_str *raw,
+                    const struct tb_jobject *o, const struct tb_str *members)
 {
 	size_t close = raw->len;
 
+	if (!members->len) {
+		tb_str_add(out, raw->p, raw->len);
+		return;
+	}
 	while (close > 0 && raw->p[close - 1] != '}')
 		close--;
 	tb_str_add(out, raw->p, close - 1);
-	tb_str_fmt(out, "%s\"%s\":true}", o->n ? "," : "", name);
+	if (o->n)
+		tb_str_cstr(out, ",");
+	tb_str_add(out, members->p, members->len);
+	tb_str_cstr(out, "}");
+}
+
+void tb_add_flag(struct tb_str *out, const struct tb_str *raw,
+                 const struct tb_jobject *o, const char *name)
+{
+	struct tb_str flag = {0};
+
+	tb_str_fmt(&flag, "\"%s\":true", name);
+	tb_add_members(out, raw, o, &flag);
+	tb_str_free(&flag);
 }
 
 int tb_write_all(int fd, const void *data, size_t n)

@@ -144,6 +144,10 @@ void tb_heartbeat_write(int dfd);
 /* Appends RAW (a record object O) to OUT with "NAME": true added. */
 void tb_add_flag(struct tb_str *out, const struct tb_str *raw,
                  const struct tb_jobject *o, const char *name);
+/* Appends RAW (a record object O) to OUT with MEMBERS ("name":value,...,
+ * or empty) added. */
+void tb_add_members(struct tb_str *out, const struct tb_str *raw,
+                    const struct tb_jobject *o, const struct tb_str *members);
 
 /* Writes all n bytes, retrying after EINTR. Returns 0, or -1 (errno). */
 int tb_write_all(int fd, const void *data, size_t n);
@@ -222,6 +226,8 @@ void tb_stream_free(struct tb_stream *st);
  * else or decodes to more than OUTCAP bytes. */
 int tb_base64_decode(const char *in, size_t n, unsigned char *out,
                      size_t outcap, size_t *outlen);
+/* Appends the encoding of IN[0..N) to OUT. */
+void tb_base64_add(struct tb_str *out, const unsigned char *in, size_t n);
 
 /* ---- signame.c ---- */
 /* The name docs/supervisor.md gives signal SIG ("SIG" N past the table,
@@ -334,6 +340,7 @@ struct tb_opts {
 	const char *verb, *root, *id, *timeout, *command, *cwd, *wait;
 	const char *stdin_mode, *rows, *cols, *key, *data, *eof;
 	const char *stdout_offset, *stderr_offset;
+	const char *page_limit, *stdout_page_offset, *stderr_page_offset;
 };
 void tb_args_parse(int argc, char **argv, struct tb_opts *o);
 void tb_check_path(const char *name, const char *value);

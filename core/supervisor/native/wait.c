@@ -1,16 +1,24 @@
 /* The wait verb: answers once a task ends, its supervisor is gone, or a log
  * grows past an offset, or when its time is up; a host waiting from afar
- * then learns of the end in the time the answer takes to reach it. */
+ * then learns of the end in the time the answer takes to reach it, and,
+ * given --page-limit, has a page of each log with it. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sup.h"
 
 /* How often the task is looked at, in milliseconds. */
 #define LOOK_MS 5
+
+/* The largest --page-limit: get_task's largest page. */
+#define PAGE_LIMIT_MAX 65536
 
 /* Whether TDIR's log STREAM holds a byte at OFFSET (never when OFFSET is
  * negative: not asked for). */
@@ -31,13 +39,106 @@ static long long offset_option(const char *name, const char *value)
 	return value ? tb_int_option(name, value, 0, TB_MAX_OFFSET) : -1;
 }
 
+/* Appends "STREAM_page":{"offset":O,"size":S,"data":"BASE64"} to OUT: at
+ * most LIMIT bytes of TDIR's log STREAM from OFFSET, read now, and the
+ * log's size after the read (0 and no bytes for a log not created yet). */
+static void add_page(struct tb_str *out, const char *tdir, const char *stream,
+                     long long offset, long long limit)
+{
+	char path[TB_MAX_PATH + 80];
+	unsigned char *buf = malloc((size_t)limit);
+	size_t got = 0;
+	long long size = 0;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (!buf)
+		tb_oom();
+	snprintf(path, sizeof(path), "%s/%s", tdir, stream);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno != ENOENT)
+		tb_refuse(TB_INTERNAL, "cannot open %s: %s", path,
+		          strerror(errno));
+	while (fd >= 0 && got < (size_t)limit) {
+		n = pread(fd, buf + got, (size_t)limit - got,
+		          (off_t)(offset + (long long)got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			tb_refuse(TB_INTERNAL, "cannot read %s: %s", path,
+			          strerror(errno));
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	if (fd >= 0) {
+		if (fstat(fd, &st) == 0)
+			size = (long long)st.st_size;
+		close(fd);
+	}
+	if (got && size < offset + (long long)got)
+		size = offset + (long long)got;
+	tb_str_fmt(out,
+	           "\"%s_page\":{\"offset\":%lld,\"size\":%lld,\"data\":\"",
+	           stream, offset, size);
+	tb_base64_add(out, buf, got);
+	tb_str_cstr(out, "\"}");
+	free(buf);
+}
+
+/* The pages asked for: limit 0 when none. */
+struct pages {
+	long long limit, stdout_at, stderr_at;
+};
+
+/* Reads the page options into P, refusing a page offset without
+ * --page-limit. */
+static void page_options(const struct tb_opts *opts, struct pages *p)
+{
+	if (!opts->page_limit && opts->stdout_page_offset)
+		tb_refuse(TB_INVALID,
+		          "--stdout-page-offset: only with --page-limit");
+	if (!opts->page_limit && opts->stderr_page_offset)
+		tb_refuse(TB_INVALID,
+		          "--stderr-page-offset: only with --page-limit");
+	p->limit = opts->page_limit
+	               ? tb_int_option("--page-limit", opts->page_limit, 1,
+	                               PAGE_LIMIT_MAX)
+	               : 0;
+	p->stdout_at =
+	    offset_option("--stdout-page-offset", opts->stdout_page_offset);
+	p->stderr_at =
+	    offset_option("--stderr-page-offset", opts->stderr_page_offset);
+}
+
+/* The members the answer adds to the record: the flag of a supervisor
+ * found gone, and the pages when asked for. */
+static void add_extras(struct tb_str *extra, const struct pages *p,
+                       const char *tdir, int gone)
+{
+	if (gone)
+		tb_str_cstr(extra, "\"supervisor_gone\":true");
+	if (!p->limit)
+		return;
+	if (extra->len)
+		tb_str_cstr(extra, ",");
+	add_page(extra, tdir, "stdout", p->stdout_at < 0 ? 0 : p->stdout_at,
+	         p->limit);
+	tb_str_cstr(extra, ",");
+	add_page(extra, tdir, "stderr", p->stderr_at < 0 ? 0 : p->stderr_at,
+	         p->limit);
+}
+
 int tb_verb_wait(const struct tb_opts *opts)
 {
 	char tdir[TB_MAX_PATH + 64];
-	struct tb_str raw = {0}, out = {0};
+	struct tb_str raw = {0}, out = {0}, extra = {0};
+	struct pages pages;
 	struct tb_jobject *o = malloc(sizeof(*o));
 	long long wait = 3, end, left, out_at, err_at;
 	struct stat st;
+	int gone = 0;
 
 	if (!o)
 		tb_oom();
@@ -45,6 +146,7 @@ int tb_verb_wait(const struct tb_opts *opts)
 		wait = tb_int_option("--wait", opts->wait, 0, 60);
 	out_at = offset_option("--stdout-offset", opts->stdout_offset);
 	err_at = offset_option("--stderr-offset", opts->stderr_offset);
+	page_options(opts, &pages);
 	tb_task_dir(opts, tdir, sizeof(tdir));
 	if (tb_read_record(tdir, &raw, o) == 0)
 		tb_refuse(TB_NOT_FOUND, "task %s has no status record",
@@ -55,10 +157,7 @@ int tb_verb_wait(const struct tb_opts *opts)
 			/* A supervisor that just finished wrote its final
 			 * record. */
 			tb_reread(tdir, &raw, o);
-			if (!tb_state_terminal(o)) {
-				tb_add_flag(&out, &raw, o, "supervisor_gone");
-				goto say;
-			}
+			gone = !tb_state_terminal(o);
 			break;
 		}
 		left = end - tb_mono_ms();
@@ -71,7 +170,10 @@ int tb_verb_wait(const struct tb_opts *opts)
 			          opts->id);
 		tb_reread(tdir, &raw, o);
 	}
-	tb_str_add(&out, raw.p, raw.len);
-say:
+	/* The pages are read after the record: a terminal record's pages
+	 * hold every byte it counts. */
+	add_extras(&extra, &pages, tdir, gone);
+	tb_add_members(&out, &raw, o, &extra);
+	tb_str_free(&extra);
 	return tb_say_and_free(&out, &raw, o);
 }
