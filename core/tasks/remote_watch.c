@@ -17,9 +17,10 @@
 struct tb_remote_watch {
 	struct tb_box box; /* the watch's own connection */
 	char task_id[TB_TASK_ID_LEN + 1];
-	unsigned wait_s;
-	int64_t stdout_offset, stderr_offset;
-	int fd;      /* eventfd, written once at the end */
+	struct tb_sup_wait_req req;
+	struct tb_task_record answer; /* when answered: the thread's, then
+	                                 the owner's to read */
+	int fd;                       /* eventfd, written once at the end */
 	int stopped; /* atomic: the owner or the drain stopped it */
 	int end;     /* atomic: enum tb_remote_watch_end */
 	int refs;    /* under lock: the thread's and the owner's */
@@ -41,6 +42,7 @@ static void release(struct tb_remote_watch *w)
 	pthread_mutex_unlock(&lock);
 	if (last) {
 		close(w->fd);
+		tb_task_record_clear(&w->answer);
 		free(w);
 	}
 }
@@ -63,11 +65,12 @@ static void *watch(void *arg)
 
 	memset(&reply, 0, sizeof reply);
 	if (tb_box_connect(&w->box, err, sizeof err) == TASKBOX_OK) {
-		tb_sup_wait(&w->box, w->task_id, w->wait_s, w->stdout_offset,
-		            w->stderr_offset, &stop, &reply);
-		if (reply.outcome == TB_SUP_RECORD)
+		tb_sup_wait(&w->box, w->task_id, &w->req, &stop, &reply);
+		if (reply.outcome == TB_SUP_RECORD) {
 			end = TB_REMOTE_WATCH_ANSWERED;
-		else if (!stopped(w))
+			w->answer = reply.rec;
+			memset(&reply.rec, 0, sizeof reply.rec);
+		} else if (!stopped(w))
 			tb_log(TB_LOG_DEBUG,
 			       "tasks: no watch of task %s in sandbox %s: %s",
 			       w->task_id, w->box.id,
@@ -96,9 +99,7 @@ static void *watch(void *arg)
 
 struct tb_remote_watch *tb_remote_watch_start(const struct tb_box *box,
                                               const char *task_id,
-                                              unsigned wait_s,
-                                              int64_t stdout_offset,
-                                              int64_t stderr_offset)
+                                              const struct tb_sup_wait_req *req)
 {
 	struct tb_remote_watch *w = calloc(1, sizeof *w);
 	pthread_attr_t attr;
@@ -110,9 +111,7 @@ struct tb_remote_watch *tb_remote_watch_start(const struct tb_box *box,
 	w->box = *box;
 	w->box.conn = NULL;
 	snprintf(w->task_id, sizeof w->task_id, "%s", task_id);
-	w->wait_s = wait_s;
-	w->stdout_offset = stdout_offset;
-	w->stderr_offset = stderr_offset;
+	w->req = *req;
 	w->refs = 2;
 	w->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (w->fd < 0) {
@@ -151,6 +150,14 @@ enum tb_remote_watch_end tb_remote_watch_state(const struct tb_remote_watch *w)
 {
 	return (enum tb_remote_watch_end)__atomic_load_n(&w->end,
 	                                                 __ATOMIC_ACQUIRE);
+}
+
+const struct tb_task_record *
+tb_remote_watch_answer(const struct tb_remote_watch *w,
+                       const struct tb_sup_wait_req **req)
+{
+	*req = &w->req;
+	return &w->answer;
 }
 
 void tb_remote_watch_stop(struct tb_remote_watch *w)

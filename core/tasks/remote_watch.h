@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "tasks/box.h"
+#include "tasks/sup_client.h"
 
 /* Watches running at once, process-wide: each holds a thread blocked in
  * the provider's exec. Past it, waits look at their task between pauses. */
@@ -31,14 +32,12 @@ enum tb_remote_watch_end {
 struct tb_remote_watch;
 
 /* Starts watching TASK_ID in BOX's sandbox (on a connection of the watch's
- * own) for up to wait_s seconds (1..60); a negative offset is not asked
- * about. NULL when none can start now (TB_REMOTE_WATCH_MAX running, no
- * memory, no thread). */
-struct tb_remote_watch *tb_remote_watch_start(const struct tb_box *box,
-                                              const char *task_id,
-                                              unsigned wait_s,
-                                              int64_t stdout_offset,
-                                              int64_t stderr_offset);
+ * own), asking the verb REQ (wait_s at most TB_REMOTE_WATCH_MAX_S). NULL
+ * when none can start now (TB_REMOTE_WATCH_MAX running, no memory, no
+ * thread). */
+struct tb_remote_watch *
+tb_remote_watch_start(const struct tb_box *box, const char *task_id,
+                      const struct tb_sup_wait_req *req);
 
 /* A descriptor (the watch's own: do not close it) that polls readable once
  * the watch has ended. */
@@ -46,6 +45,13 @@ int tb_remote_watch_fd(const struct tb_remote_watch *w);
 
 /* How it ended so far. */
 enum tb_remote_watch_end tb_remote_watch_state(const struct tb_remote_watch *w);
+
+/* The verb's answer (its record, with the pages asked for) once the state
+ * is TB_REMOTE_WATCH_ANSWERED, and what it was asked; the watch's own,
+ * valid until tb_remote_watch_stop. */
+const struct tb_task_record *
+tb_remote_watch_answer(const struct tb_remote_watch *w,
+                       const struct tb_sup_wait_req **req);
 
 /* Stops the watch (its exec is abandoned within about 100 ms) and lets it
  * go: its thread frees it. The verb may go on in the sandbox until its

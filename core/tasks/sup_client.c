@@ -393,29 +393,94 @@ void tb_sup_remove(struct tb_box *box, const char *task_id,
 	run_verb(box, argv, task_id, VERB_TIMEOUT_MS, NULL, reply);
 }
 
-void tb_sup_wait(struct tb_box *box, const char *task_id, unsigned wait_s,
-                 int64_t stdout_offset, int64_t stderr_offset,
+void tb_sup_wait(struct tb_box *box, const char *task_id,
+                 const struct tb_sup_wait_req *req,
                  const struct tb_sup_stop *stop, struct tb_sup_reply *reply)
 {
-	char wait[16], out_at[24], err_at[24];
+	char wait[16], out_at[24], err_at[24], limit[24], out_page[24],
+	    err_page[24];
 	const char *argv[VERB_ARGS_MAX] = {
 	    "wait", "--root", TB_TASK_ROOT, "--id", task_id, "--wait", wait};
 	int n = 7;
 
-	snprintf(wait, sizeof(wait), "%u", wait_s);
-	if (stdout_offset >= 0) {
-		snprintf(out_at, sizeof(out_at), "%" PRId64, stdout_offset);
+	snprintf(wait, sizeof(wait), "%u", req->wait_s);
+	if (req->stdout_offset >= 0) {
+		snprintf(out_at, sizeof(out_at), "%" PRId64,
+		         req->stdout_offset);
 		argv[n++] = "--stdout-offset";
 		argv[n++] = out_at;
 	}
-	if (stderr_offset >= 0) {
-		snprintf(err_at, sizeof(err_at), "%" PRId64, stderr_offset);
+	if (req->stderr_offset >= 0) {
+		snprintf(err_at, sizeof(err_at), "%" PRId64,
+		         req->stderr_offset);
 		argv[n++] = "--stderr-offset";
 		argv[n++] = err_at;
 	}
+	if (req->page_limit > 0) {
+		snprintf(limit, sizeof(limit), "%zu", req->page_limit);
+		snprintf(out_page, sizeof(out_page), "%" PRIu64,
+		         req->stdout_page_offset);
+		snprintf(err_page, sizeof(err_page), "%" PRIu64,
+		         req->stderr_page_offset);
+		argv[n++] = "--page-limit";
+		argv[n++] = limit;
+		argv[n++] = "--stdout-page-offset";
+		argv[n++] = out_page;
+		argv[n++] = "--stderr-page-offset";
+		argv[n++] = err_page;
+	}
 	argv[n] = NULL;
-	run_verb(box, argv, task_id, wait_s * 1000u + VERB_TIMEOUT_MS, stop,
-	         reply);
+	run_verb(box, argv, task_id, req->wait_s * 1000u + VERB_TIMEOUT_MS,
+	         stop, reply);
+}
+
+/* One page of a wait's answer: the member NAME of rec's answer, which
+ * must be at offset with at most limit bytes. 0, or -1. */
+static int answer_page(const struct tb_task_record *rec, const char *name,
+                       uint64_t offset, size_t limit,
+                       struct taskbox_read_item *page)
+{
+	json_t *p = json_object_get(rec->json, name);
+	json_t *data = json_object_get(p, "data");
+	json_int_t at = json_integer_value(json_object_get(p, "offset"));
+	json_int_t size = json_integer_value(json_object_get(p, "size"));
+	unsigned char *bytes;
+	size_t len;
+
+	if (!json_is_string(data) || at < 0 || (uint64_t)at != offset ||
+	    size < 0 ||
+	    tb_base64_decode(json_string_value(data), json_string_length(data),
+	                     &bytes, &len) < 0)
+		return -1;
+	if (len > limit || (uint64_t)size < offset + len) {
+		free(bytes);
+		return -1;
+	}
+	memset(page, 0, sizeof *page);
+	page->struct_size = sizeof *page;
+	page->offset = offset;
+	page->length = limit;
+	page->status = TASKBOX_OK;
+	page->data.data = bytes;
+	page->data.len = len;
+	page->file_size = (uint64_t)size;
+	return 0;
+}
+
+int tb_sup_wait_pages(const struct tb_task_record *rec,
+                      const struct tb_sup_wait_req *req,
+                      struct taskbox_read_item page[2])
+{
+	if (req->page_limit == 0 ||
+	    answer_page(rec, "stdout_page", req->stdout_page_offset,
+	                req->page_limit, &page[0]) < 0)
+		return -1;
+	if (answer_page(rec, "stderr_page", req->stderr_page_offset,
+	                req->page_limit, &page[1]) < 0) {
+		tb_buf_free(&page[0].data);
+		return -1;
+	}
+	return 0;
 }
 
 const char *tb_sup_task_path(char *buf, size_t len, const char *task_id,

@@ -88,13 +88,32 @@ struct tb_sup_stop {
 	void *arg;
 };
 
-/* `wait --wait WAIT_S`: answers with the task's record once it ended, its
- * supervisor is gone (rec.supervisor_gone), a log holds a byte at its
- * offset (a negative offset: not asked about), or WAIT_S (1..60) passed.
- * A sandbox whose supervisor has no such verb refuses it ("invalid"). */
-void tb_sup_wait(struct tb_box *box, const char *task_id, unsigned wait_s,
-                 int64_t stdout_offset, int64_t stderr_offset,
+/* What the wait verb is asked. */
+struct tb_sup_wait_req {
+	unsigned wait_s; /* 1..60 */
+	/* Answer when a log holds a byte here; negative: not asked about. */
+	int64_t stdout_offset, stderr_offset;
+	/* Pages read with the answer: at most page_limit (1..65536) bytes of
+	 * each log from its page offset; 0: none. */
+	size_t page_limit;
+	uint64_t stdout_page_offset, stderr_page_offset;
+};
+
+/* `wait`: answers with the task's record once it ended, its supervisor is
+ * gone (rec.supervisor_gone), a log holds a byte at its offset, or
+ * req->wait_s passed. A sandbox whose supervisor has no such verb refuses
+ * it ("invalid"). */
+void tb_sup_wait(struct tb_box *box, const char *task_id,
+                 const struct tb_sup_wait_req *req,
                  const struct tb_sup_stop *stop, struct tb_sup_reply *reply);
+
+/* The pages of a wait's answer (rec, asked with req) into page[0]
+ * (stdout) and page[1] (stderr), as a batched read of page_limit bytes at
+ * the page offsets gives them (the caller frees their data). Returns 0, or
+ * -1 when the answer holds no such pages. */
+int tb_sup_wait_pages(const struct tb_task_record *rec,
+                      const struct tb_sup_wait_req *req,
+                      struct taskbox_read_item page[2]);
 
 /* `remove`: deletes a finished task's directory. */
 void tb_sup_remove(struct tb_box *box, const char *task_id,

@@ -29,6 +29,9 @@ struct prefetch {
 	bool beat;  /* the heartbeat was asked for */
 	struct taskbox_read_item status, heartbeat, page[2];
 	char paths[4][128];
+	/* Or what the supervisor's wait verb read in the sandbox: the
+	 * record, from a supervisor it saw alive, and both pages. */
+	const struct tb_task_record *given;
 };
 
 /* Reads everything a view needs in one batch. Returns TASKBOX_OK (with
@@ -263,7 +266,11 @@ static int read_state(struct tb_box *box, const char *task_id,
 	int rc, exists, alive;
 
 	why[0] = '\0';
-	if (!pf->on)
+	if (pf->given) {
+		*rec = *pf->given;
+		json_incref(rec->json);
+		rc = TASKBOX_OK;
+	} else if (!pf->on)
 		rc = tb_sup_read_status(box, task_id, rec, err, sizeof(err));
 	else if ((rc = pf->status.status) == TASKBOX_OK &&
 	         tb_sup_parse_status(box, task_id, &pf->status.data, rec, err,
@@ -303,7 +310,9 @@ static int read_state(struct tb_box *box, const char *task_id,
 	if (rec->state != TB_TASK_RUNNING)
 		return 0;
 	alive =
-	    beat_says_alive(pf) ? 1 : tb_sup_alive(box, rec, err, sizeof(err));
+	    (pf->given && !pf->given->supervisor_gone) || beat_says_alive(pf)
+	        ? 1
+	        : tb_sup_alive(box, rec, err, sizeof(err));
 	if (alive == 1)
 		return 0;
 	/* A supervisor that just finished wrote its final record, then
@@ -383,9 +392,11 @@ static int view_failed(struct tb_box *box, const char *task_id,
 	return 0;
 }
 
-int tb_task_view(struct tb_box *box, const char *task_id,
-                 const struct tb_page_req *pr, const char *note,
-                 json_t **result, struct tb_task_sup *sup)
+/* tb_task_view with what pf holds (freed here). */
+static int view_from(struct tb_box *box, const char *task_id,
+                     const struct tb_page_req *pr, const char *note,
+                     struct prefetch *pf_in, json_t **result,
+                     struct tb_task_sup *sup)
 {
 	struct tb_task_record rec;
 	struct page out = {0}, errp = {0};
@@ -394,19 +405,10 @@ int tb_task_view(struct tb_box *box, const char *task_id,
 	const char *error;
 	bool terminal;
 	json_t *r = NULL;
-	int rc;
-
-	struct prefetch pf;
-	int fail = TASKBOX_OK;
+	int rc, fail = TASKBOX_OK;
+	struct prefetch pf = *pf_in;
 
 	memset(&rec, 0, sizeof(rec));
-	if (sup)
-		memset(sup, 0, sizeof *sup);
-	if ((fail = prefetch(box, task_id, pr, &pf, err, sizeof(err))) !=
-	    TASKBOX_OK) {
-		*result = tb_error_json(err);
-		return view_failed(box, task_id, pr, fail, err, result);
-	}
 	if (read_state(box, task_id, &pf, &rec, &state, why, sizeof(why), &fail,
 	               result)) {
 		prefetch_free(&pf);
@@ -473,4 +475,41 @@ out:
 	tb_buf_free(&errp.data);
 	tb_task_record_clear(&rec);
 	return rc;
+}
+
+int tb_task_view(struct tb_box *box, const char *task_id,
+                 const struct tb_page_req *pr, const char *note,
+                 json_t **result, struct tb_task_sup *sup)
+{
+	struct prefetch pf;
+	char err[TB_ERR_MAX];
+	int fail;
+
+	if (sup)
+		memset(sup, 0, sizeof *sup);
+	if ((fail = prefetch(box, task_id, pr, &pf, err, sizeof(err))) !=
+	    TASKBOX_OK) {
+		*result = tb_error_json(err);
+		return view_failed(box, task_id, pr, fail, err, result);
+	}
+	return view_from(box, task_id, pr, note, &pf, result, sup);
+}
+
+int tb_task_view_given(struct tb_box *box, const char *task_id,
+                       const struct tb_page_req *pr, const char *note,
+                       const struct tb_task_record *rec,
+                       struct taskbox_read_item page[2], json_t **result,
+                       struct tb_task_sup *sup)
+{
+	struct prefetch pf;
+
+	if (sup)
+		memset(sup, 0, sizeof *sup);
+	memset(&pf, 0, sizeof pf);
+	pf.on = pf.pages = true;
+	pf.given = rec;
+	pf.page[0] = page[0];
+	pf.page[1] = page[1];
+	memset(page, 0, 2 * sizeof *page);
+	return view_from(box, task_id, pr, note, &pf, result, sup);
 }

@@ -32,6 +32,16 @@ int tb_task_view(struct tb_box *box, const char *task_id,
                  const struct tb_page_req *pr, const char *note,
                  json_t **result, struct tb_task_sup *sup);
 
+/* tb_task_view from what the supervisor's wait verb read in the sandbox
+ * (sup_client.h): rec, running only if its supervisor was seen alive, and
+ * page[0..1] (stdout, stderr) at pr's offsets, read after rec, whose data
+ * this takes. Reads nothing more, unless the supervisor was found gone. */
+int tb_task_view_given(struct tb_box *box, const char *task_id,
+                       const struct tb_page_req *pr, const char *note,
+                       const struct tb_task_record *rec,
+                       struct taskbox_read_item page[2], json_t **result,
+                       struct tb_task_sup *sup);
+
 /* The handle and record fields (state, exit_code, started_at,
  * finished_at, command, error) for a state. rec may be NULL (nothing was
  * recorded). error may be NULL. Returns a new object or NULL. */

@@ -140,19 +140,44 @@ struct tb_wait {
 	bool remote_off; /* a remote watch failed: look instead */
 };
 
-/* Takes a full view into wait. */
-static void view(struct tb_wait *wait)
+/* Takes a full view into wait: from a remote watch's answer, its record
+ * rec and pages page (tb_task_view_given), or, rec NULL, by reading. */
+static void take_view(struct tb_wait *wait, const struct tb_task_record *rec,
+                      struct taskbox_read_item *page)
 {
 	uint64_t before = now_us();
 
 	json_decref(wait->view);
 	wait->view = NULL;
 	wait->viewed = before;
-	wait->rc = tb_task_view(&wait->box, wait->task_id, &wait->pr,
-	                        wait->note, &wait->view, &wait->sup);
+	wait->rc = rec ? tb_task_view_given(&wait->box, wait->task_id,
+	                                    &wait->pr, wait->note, rec, page,
+	                                    &wait->view, &wait->sup)
+	               : tb_task_view(&wait->box, wait->task_id, &wait->pr,
+	                              wait->note, &wait->view, &wait->sup);
 	wait->cost = now_us() - before;
 	wait->done =
 	    wait->rc != 0 || settled(wait->view, &wait->pr, wait->until);
+}
+
+static void view(struct tb_wait *wait)
+{
+	take_view(wait, NULL, NULL);
+}
+
+/* Takes the view the remote watch's answer holds, without a read: its
+ * record and pages; by reading when its supervisor is gone (the liveness
+ * rule then checks) or it holds no pages. */
+static void view_answer(struct tb_wait *wait)
+{
+	const struct tb_sup_wait_req *req;
+	const struct tb_task_record *rec =
+	    tb_remote_watch_answer(wait->remote, &req);
+	struct taskbox_read_item page[2];
+
+	if (rec->supervisor_gone || tb_sup_wait_pages(rec, req, page) < 0)
+		rec = NULL;
+	take_view(wait, rec, page);
 }
 
 struct tb_wait *tb_wait_begin(struct tb_box *box, const char *task_id,
@@ -294,22 +319,22 @@ static uint32_t left_ms(const struct tb_wait *wait)
 static int remote_wake_fd(struct tb_wait *wait)
 {
 	uint32_t left = left_ms(wait);
-	unsigned wait_s;
+	bool change = wait->until == TB_WAIT_CHANGE;
+	struct tb_sup_wait_req req = {
+	    .wait_s = left / 1000u + 1u,
+	    .stdout_offset = change ? (int64_t)wait->pr.stdout_offset : -1,
+	    .stderr_offset = change ? (int64_t)wait->pr.stderr_offset : -1,
+	    .page_limit = wait->pr.limit,
+	    .stdout_page_offset = wait->pr.stdout_offset,
+	    .stderr_page_offset = wait->pr.stderr_offset,
+	};
 	int fd;
 
-	if (!wait->remote && !wait->remote_off && left > 0) {
-		wait_s = left / 1000u + 1u;
-		wait->remote = tb_remote_watch_start(
-		    &wait->box, wait->task_id,
-		    wait_s > TB_REMOTE_WATCH_MAX_S ? TB_REMOTE_WATCH_MAX_S
-		                                   : wait_s,
-		    wait->until == TB_WAIT_CHANGE
-		        ? (int64_t)wait->pr.stdout_offset
-		        : -1,
-		    wait->until == TB_WAIT_CHANGE
-		        ? (int64_t)wait->pr.stderr_offset
-		        : -1);
-	}
+	if (req.wait_s > TB_REMOTE_WATCH_MAX_S)
+		req.wait_s = TB_REMOTE_WATCH_MAX_S;
+	if (!wait->remote && !wait->remote_off && left > 0)
+		wait->remote =
+		    tb_remote_watch_start(&wait->box, wait->task_id, &req);
 	fd = wait->remote
 	         ? fcntl(tb_remote_watch_fd(wait->remote), F_DUPFD_CLOEXEC, 0)
 	         : -1;
@@ -412,10 +437,13 @@ void tb_wait_step(struct tb_wait *wait)
 				view(wait);
 			return;
 		}
+		if (end == TB_REMOTE_WATCH_ANSWERED)
+			view_answer(wait);
+		else
+			view(wait);
 		tb_remote_watch_stop(wait->remote);
 		wait->remote = NULL;
 		wait->remote_off = end == TB_REMOTE_WATCH_FAILED;
-		view(wait);
 		return;
 	}
 

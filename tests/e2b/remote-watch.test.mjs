@@ -35,28 +35,51 @@ async function call(s, name, args) {
 const fileGets = (reqs) => reqs.filter((r) => r.plane === "envd" && r.url.startsWith("/files?")).length;
 const processStarts = (reqs) => reqs.filter((r) => r.plane === "envd" && r.url === "/process.Process/Start").length;
 
-test("a waiting get_task is woken by the supervisor's wait verb, not by reading the task's files again", { timeout: 120000 }, async () => {
+test("a waiting get_task is woken by the supervisor's wait verb, whose answer is the view: no read of the task's files", { timeout: 120000 }, async () => {
   const s = await server();
   try {
     const { sandbox_id } = await call(s, "create_sandbox", {});
     const gate = `gate-${process.pid}`;
-    const t = await call(s, "start_task", { sandbox_id, command: `echo ready; until [ -e ${gate} ]; do sleep 0.05; done; echo done` });
+    const t = await call(s, "start_task", {
+      sandbox_id,
+      command: `echo ready; until [ -e ${gate}.1 ]; do sleep 0.05; done; echo done; until [ -e ${gate}.2 ]; do sleep 0.05; done; exit 3`,
+    });
     const ready = await call(s, "get_task", { sandbox_id, task_id: t.task_id, wait: 30 });
     assert.equal(ready.stdout, "ready\n");
+    const taskReads = (reqs) => reqs.filter((r) => r.plane === "envd" && r.url.startsWith("/files?") && r.url.includes(t.task_id));
     await fake.clearRequests();
-    // Nothing happens for 3 s, then the task ends.
+    // Nothing happens for 3 s, then the task writes.
     const waiting = call(s, "get_task", { sandbox_id, task_id: t.task_id, wait: 60, stdout_offset: 6 });
     await new Promise((r) => setTimeout(r, 3000));
     const quiet = await fake.requests();
-    await call(s, "write_file", { sandbox_id, path: gate, content: "" });
-    const end = await waiting;
-    assert.equal(end.state, "succeeded");
-    assert.equal(end.stdout, "done\n");
+    await fake.clearRequests();
+    await call(s, "write_file", { sandbox_id, path: `${gate}.1`, content: "" });
+    const grown = await waiting;
+    assert.equal(grown.state, "running");
+    assert.equal(grown.stdout, "done\n");
+    assert.equal(grown.stdout_next_offset, 11);
+    assert.equal(grown.stdout_size, 11);
     // One view when the wait began, then only the watch's exec: a wait
     // that looked between pauses (20 ms apart on this fake) would have
     // read the task's files dozens of times in 3 s.
     assert.ok(processStarts(quiet) >= 1, `the watch's exec: ${JSON.stringify(quiet.map((r) => r.url))}`);
     assert.ok(fileGets(quiet) <= 8, `${fileGets(quiet)} file reads while nothing happened`);
+    // The watch's answer carried the record and the page: the task's
+    // files were not read after it.
+    assert.deepEqual(taskReads(await fake.requests()).map((r) => r.url), []);
+    // The same for the task's end.
+    const ending = call(s, "get_task", { sandbox_id, task_id: t.task_id, wait: 60, stdout_offset: 11 });
+    await new Promise((r) => setTimeout(r, 500));
+    await fake.clearRequests();
+    await call(s, "write_file", { sandbox_id, path: `${gate}.2`, content: "" });
+    const end = await ending;
+    assert.equal(end.state, "failed");
+    assert.equal(end.exit_code, 3);
+    assert.equal(end.stdout, "");
+    assert.equal(end.stdout_next_offset, 11);
+    assert.deepEqual(taskReads(await fake.requests()).map((r) => r.url), []);
+    // What a plain get_task reads is what the answer said.
+    assert.deepEqual(await call(s, "get_task", { sandbox_id, task_id: t.task_id, stdout_offset: 11 }), end);
     await call(s, "kill_sandbox", { sandbox_id });
   } finally {
     await s.close();
@@ -71,14 +94,14 @@ test("more waits than watches: every wait answers at its task's end, and the sam
     const gate = `many-${process.pid}`;
     const tasks = [];
     for (let i = 0; i < n; i++)
-      tasks.push(await call(s, "start_task", { sandbox_id, command: `until [ -e ${gate} ]; do sleep 0.05; done; echo ${i}` }));
+      tasks.push(await call(s, "start_task", { sandbox_id, command: `until [ -e ${gate} ]; do sleep 0.05; done; exit ${i + 1}` }));
     const waits = tasks.map((t) => call(s, "get_task", { sandbox_id, task_id: t.task_id, wait: 60 }));
     await new Promise((r) => setTimeout(r, 1000));
     await call(s, "write_file", { sandbox_id, path: gate, content: "" });
     const ends = await Promise.all(waits);
     ends.forEach((v, i) => {
-      assert.equal(v.state, "succeeded", JSON.stringify(v));
-      assert.equal(v.stdout, `${i}\n`);
+      assert.equal(v.state, "failed", JSON.stringify(v));
+      assert.equal(v.exit_code, i + 1);
     });
     for (let i = 0; i < n; i++)
       assert.deepEqual(await call(s, "get_task", { sandbox_id, task_id: tasks[i].task_id }), ends[i]);
