@@ -88,13 +88,17 @@ struct tb_sup_stop {
 	void *arg;
 };
 
+/* The largest page the wait verb reads with its answer. */
+#define TB_SUP_PAGE_LIMIT_MAX 65536u
+
 /* What the wait verb is asked. */
 struct tb_sup_wait_req {
 	unsigned wait_s; /* 1..60 */
 	/* Answer when a log holds a byte here; negative: not asked about. */
 	int64_t stdout_offset, stderr_offset;
-	/* Pages read with the answer: at most page_limit (1..65536) bytes of
-	 * each log from its page offset; 0: none. */
+	/* Pages read with the answer: at most page_limit (1 to
+	 * TB_SUP_PAGE_LIMIT_MAX) bytes of each log from its page offset; 0:
+	 * none. */
 	size_t page_limit;
 	uint64_t stdout_page_offset, stderr_page_offset;
 };

@@ -324,7 +324,9 @@ static int remote_wake_fd(struct tb_wait *wait)
 	    .wait_s = left / 1000u + 1u,
 	    .stdout_offset = change ? (int64_t)wait->pr.stdout_offset : -1,
 	    .stderr_offset = change ? (int64_t)wait->pr.stderr_offset : -1,
-	    .page_limit = wait->pr.limit,
+	    /* A larger page than the verb reads: a view follows its answer */
+	    .page_limit =
+	        wait->pr.limit <= TB_SUP_PAGE_LIMIT_MAX ? wait->pr.limit : 0,
 	    .stdout_page_offset = wait->pr.stdout_offset,
 	    .stderr_page_offset = wait->pr.stderr_offset,
 	};

@@ -1,5 +1,6 @@
 /* tb_task_view against an in-memory provider: how many provider calls a
- * view makes, and what it trusts, with and without read_files batches. */
+ * view makes, and what it trusts, with and without read_files batches;
+ * and a view made of a wait verb's answer. */
 #include "config.h"
 
 #include <criterion/criterion.h>
@@ -11,6 +12,7 @@
 #include "host/registry.h"
 #include "tasks/box.h"
 #include "tasks/record_cache.h"
+#include "tasks/sup_client.h"
 #include "tasks/task_view.h"
 
 #define TID "0123456789abcdef0123456789abcdef"
@@ -286,4 +288,95 @@ Test(task_view, a_record_cut_by_a_rename_during_the_batch_is_read_again)
 	cr_assert_eq(sb.read_files, 1);
 	cr_assert_eq(sb.read_file, 1, "the record read again, alone");
 	json_decref(v);
+}
+
+/* A wait verb's answer: REC (a record's text, without its closing brace)
+ * with pages of stdout and stderr, parsed. */
+static void answer(struct tb_task_record *rec, const char *record,
+                   const char *pages)
+{
+	char text[1024], err[256];
+
+	snprintf(text, sizeof text, "%.*s, %s}",
+	         (int)(strrchr(record, '}') - record), record, pages);
+	cr_assert_eq(
+	    tb_task_record_parse(text, strlen(text), TID, rec, err, sizeof err),
+	    0, "%s", err);
+}
+
+static const char hello_pages[] =
+    "\"stdout_page\": {\"offset\": 0, \"size\": 6, \"data\": \"aGVsbG8K\"}, "
+    "\"stderr_page\": {\"offset\": 0, \"size\": 0, \"data\": \"\"}";
+
+Test(task_view, a_wait_answer_is_the_view_without_a_read)
+{
+	const char *records[] = {running, finished};
+	struct tb_sup_wait_req req = {.page_limit = 16384};
+	struct tb_box box = {.inst = &inst, .id = "fake:sb"};
+	struct tb_page_req pr = {0, 0, 16384};
+	struct taskbox_read_item page[2];
+	struct tb_task_record rec;
+	struct tb_task_sup sup;
+	json_t *given, *read;
+
+	for (int i = 0; i < 2; i++) {
+		put(DIR "status.json", records[i]);
+		put(DIR "heartbeat", beat(0));
+		answer(&rec, records[i], hello_pages);
+		cr_assert_eq(tb_sup_wait_pages(&rec, &req, page), 0);
+		sb.read_file = sb.read_files = sb.exec = 0;
+		cr_assert_eq(tb_task_view_given(&box, TID, &pr, NULL, &rec,
+		                                page, &given, &sup),
+		             0);
+		cr_assert_eq(sb.read_file + sb.read_files + sb.exec, 0,
+		             "case %d: read_file %d, read_files %d, exec %d", i,
+		             sb.read_file, sb.read_files, sb.exec);
+		cr_assert_eq(sup.pid, i == 0 ? 42 : 0);
+		/* The same view as one read from the sandbox. */
+		cr_assert_str_eq(view(&read), i == 0 ? "running" : "succeeded");
+		cr_assert(json_equal(given, read), "case %d", i);
+		json_decref(given);
+		json_decref(read);
+		tb_task_record_clear(&rec);
+	}
+}
+
+Test(task_view, a_wait_answer_without_usable_pages_gives_none)
+{
+	const char *bad[] = {
+	    /* no pages */
+	    "\"other\": 1",
+	    /* another offset than asked */
+	    "\"stdout_page\": {\"offset\": 1, \"size\": 6, \"data\": \"\"}, "
+	    "\"stderr_page\": {\"offset\": 0, \"size\": 0, \"data\": \"\"}",
+	    /* not base64 */
+	    "\"stdout_page\": {\"offset\": 0, \"size\": 6, \"data\": "
+	    "\"aGV*\"}, "
+	    "\"stderr_page\": {\"offset\": 0, \"size\": 0, \"data\": \"\"}",
+	    /* more bytes than the size counts */
+	    "\"stdout_page\": {\"offset\": 0, \"size\": 2, \"data\": "
+	    "\"aGVsbG8K\"}, "
+	    "\"stderr_page\": {\"offset\": 0, \"size\": 0, \"data\": \"\"}",
+	    /* more bytes than the limit (4 below) */
+	    hello_pages,
+	    /* stderr's page missing */
+	    "\"stdout_page\": {\"offset\": 0, \"size\": 6, \"data\": "
+	    "\"aGVsbG8K\"}",
+	};
+	struct tb_sup_wait_req req = {.page_limit = 16384};
+	struct taskbox_read_item page[2];
+	struct tb_task_record rec;
+
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		answer(&rec, running, bad[i]);
+		req.page_limit = i == 4 ? 4 : 16384;
+		cr_assert_eq(tb_sup_wait_pages(&rec, &req, page), -1,
+		             "case %zu", i);
+		tb_task_record_clear(&rec);
+	}
+	/* Nothing asked, nothing taken. */
+	req.page_limit = 0;
+	answer(&rec, running, hello_pages);
+	cr_assert_eq(tb_sup_wait_pages(&rec, &req, page), -1);
+	tb_task_record_clear(&rec);
 }
