@@ -9,11 +9,21 @@ import { HttpSession, connection } from "./httpclient.mjs";
 import { quantile } from "./stats.mjs";
 
 export const PARK_SLEEP = ["sleep", "2993"]; // the unrelated task's marker
-const STAMP_BYTES = 20; // what `date +%s%N` prints
+const STAMP_BYTES = 20; // what bench/stamp.c prints: 19 digits, a newline
 const sleepMs = (ms) => new Promise((r) => setTimeout(r, ms));
 const wallMs = () => performance.timeOrigin + performance.now();
 
-// Exit stamp (wall clock ms) of a task that printed `date +%s%N` last.
+// What a timed task runs last: bench/stamp.c (built by bench/run.sh), which
+// reads the wall clock, prints it in ns and exits a few system calls later,
+// replacing the shell. Until 2026-12 these tasks ended with `date +%s%N`,
+// a millisecond or more after the clock was read, charged to taskbox.
+function stampCommand() {
+  const bin = process.env.BENCH_STAMP_BIN;
+  if (!bin) throw new Error("BENCH_STAMP_BIN is not set: run the bench through bench/run.sh");
+  return `exec '${bin}'`;
+}
+
+// Exit stamp (wall clock ms) of a task that printed its stamp last.
 const stampOf = (stdout) => {
   const lines = stdout.trim().split("\n");
   return Number(BigInt(lines[lines.length - 1]) / 1000n) / 1000;
@@ -66,7 +76,7 @@ export async function parkedWaits(api, { n = 1000, tasks = 10, windowMs = 10000,
     // its exit time last.
     const ids = [];
     for (let i = 0; i < tasks; i++) {
-      const r = await api.call("start_task", { sandbox_id: sb, command: `sleep ${taskSeconds}; date +%s%N`, timeout: 600 });
+      const r = await api.call("start_task", { sandbox_id: sb, command: `sleep ${taskSeconds}; ${stampCommand()}`, timeout: 600 });
       ids.push(r.task_id);
     }
     const started = performance.now();
@@ -145,14 +155,14 @@ export async function parkedWaits(api, { n = 1000, tasks = 10, windowMs = 10000,
 }
 
 // One wait at a time (nothing else in flight), as bench/lib/wait.mjs does on
-// stdio: `n` tasks `sleep 0.2; date +%s%N`, each followed at once by a
+// stdio: `n` tasks `sleep 0.2; exec STAMP`, each followed at once by a
 // get_task waiting for its end. Returns the lateness samples (ms).
 export async function singleWaits(api, n = 20) {
   const sb = (await api.call("create_sandbox", { timeout: 3600 })).sandbox_id;
   const late = [];
   try {
     for (let i = 0; i < n; i++) {
-      const r = await api.call("start_task", { sandbox_id: sb, command: "sleep 0.2; date +%s%N", timeout: 60 });
+      const r = await api.call("start_task", { sandbox_id: sb, command: `sleep 0.2; ${stampCommand()}`, timeout: 60 });
       const handle = { sandbox_id: sb, task_id: r.task_id };
       const v = await api.call("get_task", { ...handle, stdout_offset: STAMP_BYTES, wait: 30 }, 60000);
       const back = wallMs();
