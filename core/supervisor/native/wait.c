@@ -87,7 +87,7 @@ static void add_page(struct tb_str *out, const char *tdir, const char *stream,
 	free(buf);
 }
 
-/* The pages asked for: limit 0 when none. */
+/* The pages asked for: limit 0 when none; offsets default to 0. */
 struct pages {
 	long long limit, stdout_at, stderr_at;
 };
@@ -106,10 +106,14 @@ static void page_options(const struct tb_opts *opts, struct pages *p)
 	               ? tb_int_option("--page-limit", opts->page_limit, 1,
 	                               PAGE_LIMIT_MAX)
 	               : 0;
-	p->stdout_at =
-	    offset_option("--stdout-page-offset", opts->stdout_page_offset);
-	p->stderr_at =
-	    offset_option("--stderr-page-offset", opts->stderr_page_offset);
+	p->stdout_at = opts->stdout_page_offset
+	                   ? offset_option("--stdout-page-offset",
+	                                   opts->stdout_page_offset)
+	                   : 0;
+	p->stderr_at = opts->stderr_page_offset
+	                   ? offset_option("--stderr-page-offset",
+	                                   opts->stderr_page_offset)
+	                   : 0;
 }
 
 /* The members the answer adds to the record: the flag of a supervisor
@@ -123,11 +127,9 @@ static void add_extras(struct tb_str *extra, const struct pages *p,
 		return;
 	if (extra->len)
 		tb_str_cstr(extra, ",");
-	add_page(extra, tdir, "stdout", p->stdout_at < 0 ? 0 : p->stdout_at,
-	         p->limit);
+	add_page(extra, tdir, "stdout", p->stdout_at, p->limit);
 	tb_str_cstr(extra, ",");
-	add_page(extra, tdir, "stderr", p->stderr_at < 0 ? 0 : p->stderr_at,
-	         p->limit);
+	add_page(extra, tdir, "stderr", p->stderr_at, p->limit);
 }
 
 int tb_verb_wait(const struct tb_opts *opts)
