@@ -562,7 +562,11 @@ class TestTimeoutAndCancel(SupervisorCase):
         self.assertEqual(group_members(final["pgid"]), [])
 
     def test_cancel_term_ignored_gets_kill_within_wait(self):
-        record = self.start("trap '' TERM; sleep 30 & sleep 30; wait")
+        # The cancel must find the trap set: a TERM that comes before it
+        # ends the shell, rightly, with 143.
+        record = self.start("trap '' TERM; echo ready; sleep 30 & sleep 30; "
+                            "wait")
+        self.wait_output(record["task_id"], b"ready")
         code, final = self.call("cancel", "--root", ROOT, "--id",
                                 record["task_id"], "--wait", "3")
         self.assertEqual(code, 0, final)
