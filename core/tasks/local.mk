@@ -4,6 +4,7 @@
 libtaskbox_core_la_SOURCES += \
 	core/tasks/box.c \
 	core/tasks/box_write.c \
+	core/tasks/dir_watch.c \
 	core/tasks/host_mask.c \
 	core/tasks/pid_watch.c \
 	core/tasks/record_cache.c \
@@ -19,6 +20,7 @@ libtaskbox_core_la_SOURCES += \
 	core/tasks/task_wait.c
 noinst_HEADERS += \
 	core/tasks/box.h \
+	core/tasks/dir_watch.h \
 	core/tasks/host_mask.h \
 	core/tasks/pid_watch.h \
 	core/tasks/record_cache.h \

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/inotify.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "tasks/dir_watch.h"
 #include "tasks/pid_watch.h"
 #include "tasks/remote_watch.h"
 #include "tasks/sup_client.h"
@@ -25,15 +25,14 @@
  * longest wait and its exec's allowance, the wait looks again itself. */
 #define REMOTE_PAUSE_MAX_MS 120000u
 
-/* The longest pause between two looks for output of a watched wait. */
+/* The longest pause between two looks for output of a watched wait whose
+ * task's directory is not watched. */
 #define WATCHED_OUTPUT_MAX_MS 100u
 
-/* Waits that also watch their task's directory (one inotify instance
- * each) at once: instances are counted per user (128 by default), so the
- * server takes only a few; the others wake on the supervisor's exit. */
-#define NOTIFY_MAX 16u
-
-static unsigned notify_used;
+/* The pause of a wait that its supervisor's pidfd and its directory's
+ * watch wake: a progress notification at least this often keeps a
+ * client's request timeout (60 s in the official SDK) from running out. */
+#define WATCHED_QUIET_MS 10000u
 
 static uint64_t now_us(void)
 {
@@ -123,19 +122,19 @@ struct tb_wait {
 	char *note;
 	uint32_t wait_ms;
 	enum tb_wait_until until;
-	uint64_t start;         /* when it began */
-	uint64_t viewed;        /* when the last full view was taken */
-	uint64_t cost;          /* what the last probe or view cost */
-	json_t *view;           /* the last view, or a tool error */
-	struct tb_task_sup sup; /* its supervisor, from the status record */
-	int rc;                 /* tb_task_view's for it */
-	bool done;              /* the view settles it, or it failed */
-	bool watched;           /* the supervisor's pidfd wakes this park */
-	bool watched_remote;    /* the remote watch's end wakes this park */
-	int pid_fd;             /* the supervisor's pidfd (a copy), or -1 */
-	int notify_fd;          /* inotify on the task's directory, or -1 */
-	int wake_ep;            /* epoll of both, handed out per park, or -1 */
-	bool armed;             /* arm() ran */
+	uint64_t start;           /* when it began */
+	uint64_t viewed;          /* when the last full view was taken */
+	uint64_t cost;            /* what the last probe or view cost */
+	json_t *view;             /* the last view, or a tool error */
+	struct tb_task_sup sup;   /* its supervisor, from the status record */
+	int rc;                   /* tb_task_view's for it */
+	bool done;                /* the view settles it, or it failed */
+	bool watched;             /* the supervisor's pidfd wakes this park */
+	bool watched_remote;      /* the remote watch's end wakes this park */
+	int pid_fd;               /* the supervisor's pidfd (a copy), or -1 */
+	struct tb_dir_watch *dir; /* the task's directory watched, or NULL */
+	int wake_ep; /* epoll of both, handed out per park, or -1 */
+	bool armed;  /* arm() ran */
 	struct tb_remote_watch *remote; /* the verb watching in the sandbox */
 	bool remote_off; /* a remote watch failed: look instead */
 };
@@ -192,7 +191,7 @@ struct tb_wait *tb_wait_begin(struct tb_box *box, const char *task_id,
 	}
 	wait->box = *box;
 	memset(box, 0, sizeof *box);
-	wait->pid_fd = wait->notify_fd = wait->wake_ep = -1;
+	wait->pid_fd = wait->wake_ep = -1;
 	snprintf(wait->task_id, sizeof wait->task_id, "%s", task_id);
 	wait->pr = *pr;
 	wait->wait_ms = wait_ms;
@@ -202,55 +201,55 @@ struct tb_wait *tb_wait_begin(struct tb_box *box, const char *task_id,
 	return wait;
 }
 
-/* An inotify descriptor (non-blocking) that reads an event when the task's
- * status record is replaced or its directory goes, or -1. The directory is
- * reached through the supervisor's working directory (the sandbox's home),
- * and trusted only if the watched supervisor is still alive after the
- * watch was added: its pid then still named it. */
-static int notify_open(const struct tb_wait *wait)
+/* A watch on the task's directory (dir_watch.h; with its output for a
+ * TB_WAIT_CHANGE wait), or NULL. The directory is reached through the
+ * supervisor's working directory (the sandbox's home), and trusted only if
+ * the watched supervisor is still alive after the watch was added: its pid
+ * then still named it. */
+static struct tb_dir_watch *dir_open(const struct tb_wait *wait)
 {
+	struct tb_dir_watch *dir;
 	char path[128];
-	int fd;
 
-	if (__atomic_add_fetch(&notify_used, 1, __ATOMIC_RELAXED) > NOTIFY_MAX)
-		goto none;
-	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (fd < 0)
-		goto none;
 	snprintf(path, sizeof path, "/proc/%lld/cwd/" TB_TASK_ROOT "/%s",
 	         (long long)wait->sup.pid, wait->task_id);
-	if (inotify_add_watch(fd, path,
-	                      IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
-	                          IN_ONLYDIR) >= 0 &&
-	    tb_pid_watch_check(wait->sup.pid, wait->sup.start) == 1)
-		return fd;
-	close(fd);
-none:
-	__atomic_sub_fetch(&notify_used, 1, __ATOMIC_RELAXED);
-	return -1;
+	dir = tb_dir_watch_add(path, wait->until == TB_WAIT_CHANGE);
+	if (dir && tb_pid_watch_check(wait->sup.pid, wait->sup.start) != 1) {
+		tb_dir_watch_remove(dir);
+		dir = NULL;
+	}
+	return dir;
 }
 
 /* Closes what arm() opened. */
 static void disarm(struct tb_wait *wait)
 {
-	if (wait->notify_fd >= 0) {
-		close(wait->notify_fd);
-		__atomic_sub_fetch(&notify_used, 1, __ATOMIC_RELAXED);
-	}
+	tb_dir_watch_remove(wait->dir);
 	if (wait->pid_fd >= 0)
 		close(wait->pid_fd);
 	if (wait->wake_ep >= 0)
 		close(wait->wake_ep);
-	wait->pid_fd = wait->notify_fd = wait->wake_ep = -1;
+	wait->pid_fd = wait->wake_ep = -1;
+	wait->dir = NULL;
 	if (wait->remote)
 		tb_remote_watch_stop(wait->remote);
 	wait->remote = NULL;
 }
 
+/* Whether a log of the wait's task has a byte past its offset. */
+static bool new_output(struct tb_wait *wait)
+{
+	return has_byte(&wait->box, wait->task_id, "stdout",
+	                wait->pr.stdout_offset) ||
+	       has_byte(&wait->box, wait->task_id, "stderr",
+	                wait->pr.stderr_offset);
+}
+
 /* Once per wait: an epoll set that polls readable when the supervisor
  * exits or, sooner, when it renames a new status record into place (the
  * final record is in place a directory fsync and the process's exit before
- * the exit). Leaves wake_ep at -1 where the directory cannot be watched. */
+ * the exit) or, for TB_WAIT_CHANGE, writes output. Leaves wake_ep at -1
+ * where the directory cannot be watched. */
 static void arm(struct tb_wait *wait)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -261,45 +260,26 @@ static void arm(struct tb_wait *wait)
 		wait->armed = false; /* not watched yet: try again */
 		return;
 	}
-	wait->notify_fd = notify_open(wait);
-	if (wait->notify_fd >= 0)
+	wait->dir = dir_open(wait);
+	if (wait->dir)
 		wait->wake_ep = epoll_create1(EPOLL_CLOEXEC);
 	if (wait->wake_ep < 0 ||
 	    epoll_ctl(wait->wake_ep, EPOLL_CTL_ADD, wait->pid_fd, &ev) < 0 ||
-	    epoll_ctl(wait->wake_ep, EPOLL_CTL_ADD, wait->notify_fd, &ev) < 0)
+	    epoll_ctl(wait->wake_ep, EPOLL_CTL_ADD, tb_dir_watch_fd(wait->dir),
+	              &ev) < 0) {
 		disarm(wait);
+		return;
+	}
+	/* Output written after the first view and before the watch was
+	 * added woke nothing: look once. */
+	if (wait->until == TB_WAIT_CHANGE && new_output(wait))
+		tb_dir_watch_fire(wait->dir);
 }
 
-/* Whether one inotify event may have changed what a view shows: the status
- * record renamed into place, or the directory (or the watch) gone. */
-static bool record_event(const struct inotify_event *ev)
-{
-	if (ev->mask &
-	    (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_Q_OVERFLOW))
-		return true;
-	return ev->len > 0 && strcmp(ev->name, "status.json") == 0;
-}
-
-/* Reads every pending event of the wait's inotify descriptor; true when
- * one of them may have changed the record. */
+/* Whether the wait's directory watch fired since the last look. */
 static bool notified(struct tb_wait *wait)
 {
-	_Alignas(struct inotify_event) char buf[4096];
-	bool any = false;
-	ssize_t n;
-
-	if (wait->notify_fd < 0)
-		return false;
-	while ((n = read(wait->notify_fd, buf, sizeof buf)) > 0 ||
-	       (n < 0 && errno == EINTR)) {
-		for (ssize_t at = 0; n > 0 && at < n;) {
-			const struct inotify_event *ev =
-			    (const struct inotify_event *)(buf + at);
-			any = any || record_event(ev);
-			at += (ssize_t)(sizeof *ev + ev->len);
-		}
-	}
-	return any;
+	return wait->dir && tb_dir_watch_fired(wait->dir);
 }
 
 /* Milliseconds left of the wait (UINT32_MAX without a limit). */
@@ -366,14 +346,18 @@ int tb_wait_wake_fd(struct tb_wait *wait)
 }
 
 /* The pause before the next step of a wait whose supervisor's pidfd will
- * wake it at the end: only new output needs looking for, at a tenth of
- * the silence so far (so a quiet task costs ever less), 20..100 ms; a
- * wait for the end needs no step but a rare one. */
+ * wake it at the end. With its directory watched too, whatever ends the
+ * wait wakes it: the steps only send progress. Otherwise a wait for the
+ * end needs only a rare step, and new output needs looking for, at a
+ * tenth of the silence so far (so a quiet task costs ever less), 20..100
+ * ms. */
 static uint32_t watched_interval_ms(const struct tb_wait *wait, uint32_t ms,
                                     uint64_t spent_us)
 {
 	uint64_t tenth = spent_us / 10000u;
 
+	if (wait->dir)
+		return WATCHED_QUIET_MS;
 	if (wait->until == TB_WAIT_TERMINAL)
 		return TB_WAIT_MAX_MS;
 	if (tenth > WATCHED_OUTPUT_MAX_MS)
@@ -408,17 +392,13 @@ bool tb_wait_pending(struct tb_wait *wait, const struct tb_waiter *w,
 }
 
 /* A step of a watched wait: has the supervisor exited (a poll of its
- * pidfd), or, for TB_WAIT_CHANGE, is there output past the offsets? True
- * when a view is due. */
+ * pidfd), or, for TB_WAIT_CHANGE without a watch on the directory, is
+ * there output past the offsets? True when a view is due. */
 static bool watched_probe(struct tb_wait *wait)
 {
 	if (tb_pid_watch_check(wait->sup.pid, wait->sup.start) != 1)
 		return true;
-	return wait->until == TB_WAIT_CHANGE &&
-	       (has_byte(&wait->box, wait->task_id, "stdout",
-	                 wait->pr.stdout_offset) ||
-	        has_byte(&wait->box, wait->task_id, "stderr",
-	                 wait->pr.stderr_offset));
+	return wait->until == TB_WAIT_CHANGE && !wait->dir && new_output(wait);
 }
 
 void tb_wait_step(struct tb_wait *wait)

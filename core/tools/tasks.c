@@ -6,6 +6,7 @@
 #include "tasks/host_mask.h"
 #include "base/error_json.h"
 #include "base/log.h"
+#include "tasks/dir_watch.h"
 #include "tasks/pid_watch.h"
 #include "tasks/record_cache.h"
 #include "tasks/remote_watch.h"
@@ -27,6 +28,7 @@ void tb_tasks_fini(void)
 	tb_mask_free(mask);
 	mask = NULL;
 	tb_remote_watch_drain();
+	tb_dir_watch_stop();
 	tb_record_cache_clear();
 	tb_pid_watch_clear();
 }

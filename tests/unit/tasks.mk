@@ -9,6 +9,7 @@ tasks_unit_tests = \
 	tests/unit/test_host_mask \
 	tests/unit/test_sup_record \
 	tests/unit/test_pid_watch \
+	tests/unit/test_dir_watch \
 	tests/unit/test_tool_args \
 	tests/unit/test_task_list \
 	tests/unit/test_task_view
@@ -31,6 +32,9 @@ tests_unit_test_sup_record_LDADD = $(tasks_unit_ldadd)
 tests_unit_test_pid_watch_SOURCES = tests/unit/test_pid_watch.c
 tests_unit_test_pid_watch_CFLAGS = $(tasks_unit_cflags)
 tests_unit_test_pid_watch_LDADD = $(tasks_unit_ldadd)
+tests_unit_test_dir_watch_SOURCES = tests/unit/test_dir_watch.c
+tests_unit_test_dir_watch_CFLAGS = $(tasks_unit_cflags)
+tests_unit_test_dir_watch_LDADD = $(tasks_unit_ldadd)
 tests_unit_test_tool_args_SOURCES = tests/unit/test_tool_args.c
 tests_unit_test_tool_args_CFLAGS = $(tasks_unit_cflags)
 tests_unit_test_tool_args_LDADD = $(tasks_unit_ldadd)

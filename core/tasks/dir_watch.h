@@ -1,0 +1,36 @@
+/* Task directories watched for the waits on them, through one inotify
+ * instance for the whole process (instances are counted per user, 128 by
+ * default; watches are not scarce) and one thread that reads it and wakes
+ * each subscriber through a descriptor of its own. Many waits on one task
+ * share its watch. Thread-safe. */
+#ifndef TB_DIR_WATCH_H
+#define TB_DIR_WATCH_H
+
+#include <stdbool.h>
+
+struct tb_dir_watch;
+
+/* Subscribes to the directory PATH: the subscription's descriptor polls
+ * readable once the status record (status.json) is renamed into it, the
+ * directory is deleted or moved, events were lost, or, with OUTPUT, its
+ * stdout or stderr is written. NULL when the directory cannot be watched
+ * (gone, no descriptor, no thread). */
+struct tb_dir_watch *tb_dir_watch_add(const char *path, bool output);
+
+/* The subscription's descriptor (its own: do not close it). */
+int tb_dir_watch_fd(const struct tb_dir_watch *w);
+
+/* Whether the subscription fired since the last call; resets it. */
+bool tb_dir_watch_fired(struct tb_dir_watch *w);
+
+/* Makes the subscription fire now (a change its owner found itself). */
+void tb_dir_watch_fire(struct tb_dir_watch *w);
+
+/* Ends the subscription; the directory's watch ends with its last. */
+void tb_dir_watch_remove(struct tb_dir_watch *w);
+
+/* Stops the thread and closes the instance once no subscription is left
+ * (at exit; a later tb_dir_watch_add starts them again). */
+void tb_dir_watch_stop(void);
+
+#endif /* TB_DIR_WATCH_H */
