@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "open_fds.h"
 #include "tasks/dir_watch.h"
 
 static char dir[64];
@@ -35,19 +36,6 @@ static void teardown(void)
 }
 
 TestSuite(dir_watch, .init = setup, .fini = teardown);
-
-/* Descriptors this process holds. */
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	cr_assert_not_null(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
 
 /* Whether w fires within ms (then reset), by polling its descriptor as a
  * parked wait does. */

@@ -14,20 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "open_fds.h"
 #include "tasks/pid_watch.h"
-
-/* Descriptors this process holds. */
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	cr_assert_not_null(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
 
 /* A pipe's read end for a watch; its write end in *writer. */
 static int pipe_watch_fd(int *writer)
