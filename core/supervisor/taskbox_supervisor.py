@@ -354,6 +354,23 @@ def supervisor_gone(record):
                         record.get("supervisor_start"))
 
 
+def supervisor_pidfd(record):
+    """A pidfd of a running record's supervisor, opened before it is
+    verified (a pid reused after the check cannot be watched instead), or
+    None (no os.pidfd_open, an old kernel, a supervisor gone)."""
+    pid = record.get("supervisor_pid")
+    if not hasattr(os, "pidfd_open") or not isinstance(pid, int) or pid <= 0:
+        return None
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return None
+    if supervisor_gone(record):
+        os.close(fd)
+        return None
+    return fd
+
+
 # ---- masking ----
 
 def secret_values():
@@ -1278,6 +1295,12 @@ def verb_wait(opts):
         raise Refusal("not_found", "task %s has no status record"
                       % opts["--id"])
     end = time.monotonic() + wait
+    # The supervisor's exit (its final record is in place by then) ends a
+    # pause at once; output is looked for between pauses.
+    pidfd = None
+    if record.get("state") not in TERMINAL:
+        import select
+        pidfd = supervisor_pidfd(record)
     while record.get("state") not in TERMINAL:
         if supervisor_gone(record):
             # A supervisor that just finished wrote its final record.
@@ -1287,7 +1310,11 @@ def verb_wait(opts):
             break
         if grown(tdir, offsets) or time.monotonic() >= end:
             break
-        time.sleep(max(0.0, min(WAIT_LOOK, end - time.monotonic())))
+        pause = max(0.0, min(WAIT_LOOK, end - time.monotonic()))
+        if pidfd is None:
+            time.sleep(pause)
+        else:
+            select.select([pidfd], [], [], pause)
         again = read_status(tdir)
         if again is None and not os.path.isdir(tdir):
             raise Refusal("not_found", "task %s was removed" % opts["--id"])

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sup.h"
@@ -132,6 +134,38 @@ static void add_extras(struct tb_str *extra, const struct pages *p,
 	add_page(extra, tdir, "stderr", p->stderr_at, p->limit);
 }
 
+/* A pidfd of a running record's supervisor, opened before it is verified
+ * (a pid reused after the check cannot be watched instead), or -1 (no
+ * pidfd_open here, a supervisor gone). */
+static int supervisor_pidfd(const struct tb_jobject *o)
+{
+	int fd = -1;
+#ifdef SYS_pidfd_open
+	long long pid = tb_jint(o, "supervisor_pid");
+
+	if (pid > 0 && pid <= 0x7fffffff)
+		fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (fd >= 0 && tb_supervisor_gone(o)) {
+		close(fd);
+		fd = -1;
+	}
+#else
+	(void)o;
+#endif
+	return fd < 0 ? -1 : fd;
+}
+
+/* Pauses ms, or less if the supervisor behind pidfd (-1: none) exits. */
+static void pause_ms(int pidfd, long long ms)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+
+	if (pidfd < 0)
+		tb_sleep_ms((long)ms);
+	else if (poll(&p, 1, (int)ms) < 0 && errno != EINTR)
+		tb_sleep_ms((long)ms);
+}
+
 int tb_verb_wait(const struct tb_opts *opts)
 {
 	char tdir[TB_MAX_PATH + 64];
@@ -140,7 +174,7 @@ int tb_verb_wait(const struct tb_opts *opts)
 	struct tb_jobject *o = malloc(sizeof(*o));
 	long long wait = 3, end, left, out_at, err_at;
 	struct stat st;
-	int gone = 0;
+	int gone = 0, pidfd;
 
 	if (!o)
 		tb_oom();
@@ -154,6 +188,9 @@ int tb_verb_wait(const struct tb_opts *opts)
 		tb_refuse(TB_NOT_FOUND, "task %s has no status record",
 		          opts->id);
 	end = tb_mono_ms() + wait * 1000;
+	/* The supervisor's exit (its final record is in place by then) ends
+	 * a pause at once; output is looked for between pauses. */
+	pidfd = tb_state_terminal(o) ? -1 : supervisor_pidfd(o);
 	while (!tb_state_terminal(o)) {
 		if (tb_supervisor_gone(o)) {
 			/* A supervisor that just finished wrote its final
@@ -166,12 +203,14 @@ int tb_verb_wait(const struct tb_opts *opts)
 		if (grown(tdir, "stdout", out_at) ||
 		    grown(tdir, "stderr", err_at) || left <= 0)
 			break;
-		tb_sleep_ms(left < LOOK_MS ? left : LOOK_MS);
+		pause_ms(pidfd, left < LOOK_MS ? left : LOOK_MS);
 		if (stat(tdir, &st) < 0)
 			tb_refuse(TB_NOT_FOUND, "task %s was removed",
 			          opts->id);
 		tb_reread(tdir, &raw, o);
 	}
+	if (pidfd >= 0)
+		close(pidfd);
 	/* The pages are read after the record: a terminal record's pages
 	 * hold every byte it counts. */
 	add_extras(&extra, &pages, tdir, gone);
