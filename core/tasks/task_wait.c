@@ -135,6 +135,8 @@ struct tb_wait {
 	struct tb_dir_watch *dir; /* the task's directory watched, or NULL */
 	int wake_ep; /* epoll of both, handed out per park, or -1 */
 	bool armed;  /* arm() ran */
+	bool held;   /* the last notice settled nothing: the next park waits
+	                for the pidfd and a pause, not the directory watch */
 	struct tb_remote_watch *remote; /* the verb watching in the sandbox */
 	bool remote_off; /* a remote watch failed: look instead */
 };
@@ -337,7 +339,7 @@ int tb_wait_wake_fd(struct tb_wait *wait)
 		return remote_wake_fd(wait);
 	if (!wait->armed)
 		arm(wait);
-	if (wait->wake_ep >= 0)
+	if (wait->wake_ep >= 0 && !wait->held)
 		fd = fcntl(wait->wake_ep, F_DUPFD_CLOEXEC, 0);
 	else
 		fd = tb_pid_watch_dup(wait->sup.pid, wait->sup.start);
@@ -347,18 +349,18 @@ int tb_wait_wake_fd(struct tb_wait *wait)
 
 /* The pause before the next step of a wait whose supervisor's pidfd will
  * wake it at the end. With its directory watched too, whatever ends the
- * wait wakes it: the steps only send progress. Otherwise a wait for the
- * end needs only a rare step, and new output needs looking for, at a
- * tenth of the silence so far (so a quiet task costs ever less), 20..100
- * ms. */
+ * wait wakes it: the steps only send progress. Otherwise (or while its
+ * notices are held) a wait for the end needs only a rare step, and new
+ * output needs looking for, at a tenth of the silence so far (so a quiet
+ * task costs ever less), 20..100 ms. */
 static uint32_t watched_interval_ms(const struct tb_wait *wait, uint32_t ms,
                                     uint64_t spent_us)
 {
 	uint64_t tenth = spent_us / 10000u;
 
-	if (wait->dir)
+	if (wait->dir && !wait->held)
 		return WATCHED_QUIET_MS;
-	if (wait->until == TB_WAIT_TERMINAL)
+	if (wait->until == TB_WAIT_TERMINAL && !wait->held)
 		return TB_WAIT_MAX_MS;
 	if (tenth > WATCHED_OUTPUT_MAX_MS)
 		tenth = WATCHED_OUTPUT_MAX_MS;
@@ -432,10 +434,17 @@ void tb_wait_step(struct tb_wait *wait)
 	/* Watched, the pidfd stands for the status record and the liveness
 	 * check of a full view; a replaced record is read at once. */
 	if (wait->watched) {
-		if (notified(wait) || watched_probe(wait))
+		bool notice = notified(wait);
+
+		wait->held = false;
+		if (notice || watched_probe(wait)) {
 			view(wait);
-		else
+			/* A task that writes below a far offset notifies at
+			 * every write: its next notices wait for a pause. */
+			wait->held = notice && !wait->done;
+		} else {
 			wait->cost = now_us() - before;
+		}
 		return;
 	}
 	/* Where reads go out as one batch, a full view costs one round trip,

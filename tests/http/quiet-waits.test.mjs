@@ -2,7 +2,8 @@
 // quiet: the server reads none of the task's files for them (the
 // supervisor's pidfd and a watch on the task's directory wake them), then
 // the task's output wakes every wait for new output and its end every wait
-// for the end. The read count comes from /metrics, hence HTTP.
+// for the end; a task writing below a far offset wakes its wait at most
+// once a pause. The read count comes from /metrics, hence HTTP.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { callTool, startServer } from "../lib/client.mjs";
@@ -68,6 +69,35 @@ test("quiet tasks: parked waits read nothing, and output and the end wake them",
     for (const task_id of tasks)
       assert.equal(data(await callTool(client, "cancel_task", { sandbox_id: sb, task_id })).state, "cancelled");
     for (const r of await Promise.all(more)) assert.equal(data(r).state, "cancelled");
+  } finally {
+    if (sb) await callTool(server.client, "kill_sandbox", { sandbox_id: sb }).catch(() => {});
+    await server.close();
+  }
+});
+
+test("a task that writes below a far offset wakes its wait at most once a pause, not at every write", { timeout: 120000 }, async () => {
+  const server = await startServer({ transport: "http" });
+  let sb;
+  try {
+    const { client } = server;
+    sb = data(await callTool(client, "create_sandbox", {})).sandbox_id;
+    const t = data(await callTool(client, "start_task", {
+      sandbox_id: sb,
+      command: "while :; do echo x; sleep 0.001; done",
+    }));
+    // Its output never reaches the offset within the wait: every write
+    // notifies the wait, which then looks at most once per pause.
+    const waiting = callTool(client, "get_task",
+      { sandbox_id: sb, task_id: t.task_id, wait: 8, stdout_offset: 1048576, stderr_offset: 0 }, { timeout: 90000 });
+    await sleep(1500);
+    const before = await reads(server);
+    await sleep(QUIET_MS);
+    const during = (await reads(server)) - before;
+    const v = data(await waiting);
+    assert.equal(v.state, "running");
+    assert.ok(v.stdout_size > 0, "the task wrote");
+    if (!process.env.TASKBOX_TEST_WRAPPER)
+      assert.ok(during < 600, `${during} reads in ${QUIET_MS} ms for one wait on a task writing every millisecond`);
   } finally {
     if (sb) await callTool(server.client, "kill_sandbox", { sandbox_id: sb }).catch(() => {});
     await server.close();
