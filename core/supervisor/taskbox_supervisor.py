@@ -70,7 +70,12 @@ MAX_DATA_CHARS = (MAX_DATA + 2) // 3 * 4
 WRITE_WAIT = 2.0  # how long `write` waits for room in the FIFO, in all
 MAX_CONTROL_LINE = 64
 MAX_OFFSET = 999999999999  # the largest --stdout-offset or --stderr-offset
-WAIT_LOOK = 0.005  # how often the wait verb looks at the task
+WAIT_LOOK = 0.005  # how often the wait verb looks at the task, unwatched
+WATCHED_LOOK = 1.0  # the same, its directory and supervisor watched
+# inotify(7) event bits: a file renamed in, a file written, the directory
+# deleted or moved; and a watch on a directory only
+IN_MOVED_TO, IN_MODIFY = 0x80, 0x2
+IN_DELETE_SELF, IN_MOVE_SELF, IN_ONLYDIR = 0x400, 0x800, 0x1000000
 PAGE_LIMIT_MAX = 65536  # the largest --page-limit: get_task's largest page
 ENDED_BY = {"cancelled": "cancel", "timed_out": "timeout"}
 SIGNAL_NAMES = ("SIGHUP SIGINT SIGQUIT SIGILL SIGTRAP SIGABRT SIGBUS SIGFPE "
@@ -369,6 +374,45 @@ def supervisor_pidfd(record):
         os.close(fd)
         return None
     return fd
+
+
+def dir_notifier(tdir, mask):
+    """An inotify descriptor on directory TDIR for the events in MASK (a
+    file renamed in, a file written), and TDIR deleted or moved; None where
+    there is no inotify or no ctypes to reach it."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    except (ImportError, OSError, AttributeError):
+        return None
+    if fd < 0:
+        return None
+    mask |= IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR
+    if libc.inotify_add_watch(fd, os.fsencode(tdir), mask) < 0:
+        os.close(fd)
+        return None
+    return fd
+
+
+def wait_pause(select, fds, pause):
+    """Pauses PAUSE seconds, or less once one of FDS (None entries left
+    out) is readable. Returns the readable ones."""
+    fds = [fd for fd in fds if fd is not None]
+    if not fds:
+        time.sleep(pause)
+        return []
+    return select.select(fds, [], [], pause)[0]
+
+
+def read_off(fds):
+    """Reads off the notices queued on the inotify descriptors FDS."""
+    for fd in fds:
+        try:
+            while fd is not None and os.read(fd, 4096):
+                pass
+        except BlockingIOError:
+            pass
 
 
 # ---- masking ----
@@ -1295,12 +1339,17 @@ def verb_wait(opts):
         raise Refusal("not_found", "task %s has no status record"
                       % opts["--id"])
     end = time.monotonic() + wait
-    # The supervisor's exit (its final record is in place by then) ends a
-    # pause at once; output is looked for between pauses.
-    pidfd = None
+    # The supervisor's exit, the record put in place and, when offsets are
+    # given, a log written end a pause at once. The watches are in place
+    # before the first look, so nothing falls between.
+    pidfd = renamed = written = select = None
     if record.get("state") not in TERMINAL:
         import select
         pidfd = supervisor_pidfd(record)
+        renamed = dir_notifier(tdir, IN_MOVED_TO)
+        if offsets and renamed is not None:
+            written = dir_notifier(tdir, IN_MODIFY)
+    held = False
     while record.get("state") not in TERMINAL:
         if supervisor_gone(record):
             # A supervisor that just finished wrote its final record.
@@ -1310,15 +1359,24 @@ def verb_wait(opts):
             break
         if grown(tdir, offsets) or time.monotonic() >= end:
             break
-        pause = max(0.0, min(WAIT_LOOK, end - time.monotonic()))
-        if pidfd is None:
-            time.sleep(pause)
-        else:
-            select.select([pidfd], [], [], pause)
+        # A write that settled nothing (a log written below its offset)
+        # holds the next one back: a task that writes all the time is
+        # looked at every WAIT_LOOK, not at each write. The record put in
+        # place and the supervisor's exit still end the pause at once.
+        watched = pidfd is not None and renamed is not None
+        pause = max(0.0, min(WATCHED_LOOK if watched and not held
+                             else WAIT_LOOK, end - time.monotonic()))
+        ready = wait_pause(select, (pidfd, renamed,
+                                    None if held else written), pause)
+        held = written is not None and written in ready
+        read_off((renamed, written))
         again = read_status(tdir)
         if again is None and not os.path.isdir(tdir):
             raise Refusal("not_found", "task %s was removed" % opts["--id"])
         record = again or record
+    for fd in (pidfd, renamed, written):
+        if fd is not None:
+            os.close(fd)
     # The pages are read after the record: a terminal record's pages hold
     # every byte it counts.
     for stream, offset, limit in pages:

@@ -56,6 +56,47 @@ def become_subreaper():
         pass
 
 
+def descendants(pid):
+    """The pids of PID's descendants, from /proc."""
+    parent = {}
+    for name in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                parent[int(name)] = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            pass
+    found, todo = [], [pid]
+    while todo:
+        kids = [c for c, p in parent.items() if p == todo[-1]]
+        todo.pop()
+        found += kids
+        todo += kids
+    return found
+
+
+def fd_kinds(pid):
+    """What PID's descriptors point at (readlink of /proc/PID/fd/*)."""
+    kinds = set()
+    try:
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                kinds.add(os.readlink("/proc/%d/fd/%s" % (pid, fd)))
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return kinds
+
+
+def read_syscalls(pid):
+    """PID's count of read system calls so far (/proc/PID/io syscr)."""
+    with open("/proc/%d/io" % pid) as f:
+        for line in f:
+            if line.startswith("syscr:"):
+                return int(line.split()[1])
+    raise AssertionError("no syscr in /proc/%d/io" % pid)
+
+
 def reap_orphans():
     while True:
         try:
@@ -1421,6 +1462,35 @@ class TestWaitVerb(SupervisorCase):
         self.assertEqual((page["offset"], page["size"]), (0, 3))
         self.assertEqual(record["stderr_page"],
                          {"offset": 0, "size": 0, "data": ""})
+
+    def test_a_quiet_task_is_not_looked_at(self):
+        """With the task's directory and its supervisor watched, the verb
+        reads nothing while the task is quiet; the task's end still wakes
+        it."""
+        tid = self.start("sleep 30")["task_id"]
+        proc = subprocess.Popen(
+            PREFIX + ["wait", "--root", ROOT, "--id", tid, "--wait", "60",
+                      "--stdout-offset", "0"],
+            cwd=self.home, env=self.env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.pids_to_kill.append(proc.pid)
+        deadline = time.monotonic() + PATIENCE
+        verb = None
+        while verb is None and time.monotonic() < deadline:
+            verb = next((pid for pid in [proc.pid] + descendants(proc.pid)
+                         if "anon_inode:inotify" in fd_kinds(pid)), None)
+            time.sleep(0.01)
+        self.assertIsNotNone(verb, "the verb watches the task's directory")
+        if "anon_inode:[pidfd]" in fd_kinds(verb):
+            before = read_syscalls(verb)
+            time.sleep(1)
+            # At every look it reads the record and the supervisor's
+            # /proc entry: 200 looks a second without the watch.
+            self.assertLess(read_syscalls(verb) - before, 20)
+        self.call("cancel", "--root", ROOT, "--id", tid)
+        out, _ = proc.communicate(timeout=PATIENCE)
+        self.assertEqual(proc.returncode, 0, out)
+        self.assertEqual(json.loads(out)["state"], "cancelled")
 
     def test_a_killed_supervisor_ends_it(self):
         record = self.start("sleep 30")

@@ -10,14 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sup.h"
 
-/* How often the task is looked at, in milliseconds. */
+/* How often the task is looked at, in milliseconds, where nothing tells
+ * the verb of a change; and how long a log written below its offset holds
+ * back the next notice of a write. */
 #define LOOK_MS 5
+
+/* How often a task whose directory and supervisor are both watched is
+ * looked at anyway: a safety net, not a need. */
+#define WATCHED_LOOK_MS 1000
 
 /* The largest --page-limit: get_task's largest page. */
 #define PAGE_LIMIT_MAX 65536
@@ -155,15 +162,48 @@ static int supervisor_pidfd(const struct tb_jobject *o)
 	return fd < 0 ? -1 : fd;
 }
 
-/* Pauses ms, or less if the supervisor behind pidfd (-1: none) exits. */
-static void pause_ms(int pidfd, long long ms)
+/* An inotify descriptor on directory TDIR for the events in MASK (a file
+ * renamed in, a file written), and TDIR deleted or moved; -1 where none
+ * can be had. */
+static int dir_notifier(const char *tdir, uint32_t mask)
 {
-	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 
-	if (pidfd < 0)
+	mask |= IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
+	if (fd >= 0 && inotify_add_watch(fd, tdir, mask) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Reads off the notices queued on inotify descriptor fd (-1: none). */
+static void read_off(int fd)
+{
+	char buf[4096];
+
+	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0) {
+	}
+}
+
+/* Pauses ms, or less once one of fds[0..2] (-1: left out) is readable.
+ * Returns a mask of the readable ones (bit i for fds[i]). */
+static unsigned pause_ms(const int fds[3], long long ms)
+{
+	struct pollfd p[3];
+	unsigned i, ready = 0;
+
+	for (i = 0; i < 3; i++)
+		p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+	if (fds[0] < 0 && fds[1] < 0 && fds[2] < 0)
 		tb_sleep_ms((long)ms);
-	else if (poll(&p, 1, (int)ms) < 0 && errno != EINTR)
+	else if (poll(p, 3, (int)ms) < 0 && errno != EINTR)
 		tb_sleep_ms((long)ms);
+	else
+		for (i = 0; i < 3; i++)
+			if (p[i].fd >= 0 && (p[i].revents & POLLIN))
+				ready |= 1u << i;
+	return ready;
 }
 
 int tb_verb_wait(const struct tb_opts *opts)
@@ -174,7 +214,7 @@ int tb_verb_wait(const struct tb_opts *opts)
 	struct tb_jobject *o = malloc(sizeof(*o));
 	long long wait = 3, end, left, out_at, err_at;
 	struct stat st;
-	int gone = 0, pidfd;
+	int gone = 0, pidfd = -1, renamed = -1, written = -1, held = 0;
 
 	if (!o)
 		tb_oom();
@@ -188,10 +228,19 @@ int tb_verb_wait(const struct tb_opts *opts)
 		tb_refuse(TB_NOT_FOUND, "task %s has no status record",
 		          opts->id);
 	end = tb_mono_ms() + wait * 1000;
-	/* The supervisor's exit (its final record is in place by then) ends
-	 * a pause at once; output is looked for between pauses. */
-	pidfd = tb_state_terminal(o) ? -1 : supervisor_pidfd(o);
+	/* The supervisor's exit, the record put in place and, when offsets
+	 * are given, a log written end a pause at once. The watches are in
+	 * place before the first look, so nothing falls between. */
+	if (!tb_state_terminal(o)) {
+		pidfd = supervisor_pidfd(o);
+		renamed = dir_notifier(tdir, IN_MOVED_TO);
+		if ((out_at >= 0 || err_at >= 0) && renamed >= 0)
+			written = dir_notifier(tdir, IN_MODIFY);
+	}
 	while (!tb_state_terminal(o)) {
+		long long pause;
+		int fds[3];
+
 		if (tb_supervisor_gone(o)) {
 			/* A supervisor that just finished wrote its final
 			 * record. */
@@ -203,7 +252,19 @@ int tb_verb_wait(const struct tb_opts *opts)
 		if (grown(tdir, "stdout", out_at) ||
 		    grown(tdir, "stderr", err_at) || left <= 0)
 			break;
-		pause_ms(pidfd, left < LOOK_MS ? left : LOOK_MS);
+		/* A write that settled nothing (a log written below its
+		 * offset) holds the next one back: a task that writes all the
+		 * time is looked at every LOOK_MS, not at each write. The
+		 * record put in place and the supervisor's exit still end the
+		 * pause at once. */
+		pause = pidfd >= 0 && renamed >= 0 && !held ? WATCHED_LOOK_MS
+		                                            : LOOK_MS;
+		fds[0] = pidfd;
+		fds[1] = renamed;
+		fds[2] = held ? -1 : written;
+		held = (pause_ms(fds, left < pause ? left : pause) & 4u) != 0;
+		read_off(renamed);
+		read_off(written);
 		if (stat(tdir, &st) < 0)
 			tb_refuse(TB_NOT_FOUND, "task %s was removed",
 			          opts->id);
@@ -211,6 +272,10 @@ int tb_verb_wait(const struct tb_opts *opts)
 	}
 	if (pidfd >= 0)
 		close(pidfd);
+	if (renamed >= 0)
+		close(renamed);
+	if (written >= 0)
+		close(written);
 	/* The pages are read after the record: a terminal record's pages
 	 * hold every byte it counts. */
 	add_extras(&extra, &pages, tdir, gone);
