@@ -31,6 +31,8 @@ struct tb_dir_watch {
 	struct dir *dir;
 	int fd; /* an eventfd */
 	bool output;
+	int held;                  /* atomic: output notices held back */
+	int written;               /* atomic: a write came while held */
 	struct tb_dir_watch *next; /* among its directory's subscribers */
 };
 
@@ -109,7 +111,12 @@ static void dispatch(const struct inotify_event *ev)
 		return; /* removed by us: its IN_IGNORED comes late */
 	bool record = record_event(ev), output = output_event(ev);
 	for (struct tb_dir_watch *w = d->subs; w; w = w->next)
-		if (record || (output && w->output))
+		if (record)
+			fire(w);
+		else if (output && w->output &&
+		         __atomic_load_n(&w->held, __ATOMIC_ACQUIRE))
+			__atomic_store_n(&w->written, 1, __ATOMIC_RELEASE);
+		else if (output && w->output)
 			fire(w);
 	if (ev->mask & IN_IGNORED) {
 		unlink_dir(d);
@@ -220,8 +227,14 @@ int tb_dir_watch_fd(const struct tb_dir_watch *w)
 bool tb_dir_watch_fired(struct tb_dir_watch *w)
 {
 	uint64_t count;
+	bool fired = read(w->fd, &count, sizeof count) == (ssize_t)sizeof count;
 
-	return read(w->fd, &count, sizeof count) == (ssize_t)sizeof count;
+	return __atomic_exchange_n(&w->written, 0, __ATOMIC_ACQ_REL) || fired;
+}
+
+void tb_dir_watch_hold(struct tb_dir_watch *w, bool held)
+{
+	__atomic_store_n(&w->held, held, __ATOMIC_RELEASE);
 }
 
 void tb_dir_watch_fire(struct tb_dir_watch *w)

@@ -20,8 +20,15 @@ struct tb_dir_watch *tb_dir_watch_add(const char *path, bool output);
 /* The subscription's descriptor (its own: do not close it). */
 int tb_dir_watch_fd(const struct tb_dir_watch *w);
 
-/* Whether the subscription fired since the last call; resets it. */
+/* Whether the subscription fired, or a held write came, since the last
+ * call; resets both. */
 bool tb_dir_watch_fired(struct tb_dir_watch *w);
+
+/* Holds back (held true) or lets through again the output notices of an
+ * OUTPUT subscription: while held, a write does not fire the descriptor,
+ * only tb_dir_watch_fired learns of it; the record and the directory's end
+ * still fire it at once. */
+void tb_dir_watch_hold(struct tb_dir_watch *w, bool held);
 
 /* Makes the subscription fire now (a change its owner found itself). */
 void tb_dir_watch_fire(struct tb_dir_watch *w);

@@ -135,8 +135,9 @@ struct tb_wait {
 	struct tb_dir_watch *dir; /* the task's directory watched, or NULL */
 	int wake_ep; /* epoll of both, handed out per park, or -1 */
 	bool armed;  /* arm() ran */
-	bool held;   /* the last notice settled nothing: the next park waits
-	                for the pidfd and a pause, not the directory watch */
+	bool held;   /* the last notice settled nothing: the directory watch
+	                holds output notices back until the next step, after
+	                a pause; the record's still wake the park */
 	struct tb_remote_watch *remote; /* the verb watching in the sandbox */
 	bool remote_off; /* a remote watch failed: look instead */
 };
@@ -339,7 +340,7 @@ int tb_wait_wake_fd(struct tb_wait *wait)
 		return remote_wake_fd(wait);
 	if (!wait->armed)
 		arm(wait);
-	if (wait->wake_ep >= 0 && !wait->held)
+	if (wait->wake_ep >= 0)
 		fd = fcntl(wait->wake_ep, F_DUPFD_CLOEXEC, 0);
 	else
 		fd = tb_pid_watch_dup(wait->sup.pid, wait->sup.start);
@@ -440,11 +441,13 @@ void tb_wait_step(struct tb_wait *wait)
 		if (notice || watched_probe(wait)) {
 			view(wait);
 			/* A task that writes below a far offset notifies at
-			 * every write: its next notices wait for a pause. */
+			 * every write: its next writes wait for a pause. */
 			wait->held = notice && !wait->done;
 		} else {
 			wait->cost = now_us() - before;
 		}
+		if (wait->dir)
+			tb_dir_watch_hold(wait->dir, wait->held);
 		return;
 	}
 	/* Where reads go out as one batch, a full view costs one round trip,

@@ -1,8 +1,8 @@
 /* Task directories watched through one inotify instance: a subscription
  * fires when the status record is renamed into place, when its directory
- * goes and, if it asked for output, when stdout or stderr is written; never
- * for anything else; many subscriptions share a directory's watch and
- * leave nothing behind. */
+ * goes and, if it asked for output, when stdout or stderr is written
+ * (unless held back: then only noted); never for anything else; many
+ * subscriptions share a directory's watch and leave nothing behind. */
 #include "config.h"
 
 #include <criterion/criterion.h>
@@ -109,6 +109,34 @@ Test(dir_watch, output_fires_only_who_asked_for_it)
 	cr_assert(fires_within(grows, 2000));
 	tb_dir_watch_remove(ends);
 	tb_dir_watch_remove(grows);
+}
+
+Test(dir_watch, held_output_is_noted_not_fired)
+{
+	struct tb_dir_watch *w = tb_dir_watch_add(dir, true);
+	struct pollfd p = {.events = POLLIN};
+	bool noted = false;
+
+	cr_assert_not_null(w);
+	p.fd = tb_dir_watch_fd(w);
+	tb_dir_watch_hold(w, true);
+	append("stdout", "one\n");
+	for (int i = 0; i < 200 && !noted; i++) {
+		cr_assert_eq(poll(&p, 1, 0), 0, "a held write fired");
+		noted = tb_dir_watch_fired(w);
+		if (!noted)
+			usleep(10000);
+	}
+	cr_assert(noted, "the held write is noted");
+	cr_assert_not(tb_dir_watch_fired(w), "fired resets it");
+	/* The record still fires at once; a write fires again once let
+	 * through. */
+	put("status.json");
+	cr_assert(fires_within(w, 2000));
+	tb_dir_watch_hold(w, false);
+	append("stdout", "two\n");
+	cr_assert(fires_within(w, 2000));
+	tb_dir_watch_remove(w);
 }
 
 Test(dir_watch, subscribers_share_a_watch_and_outlive_each_other)
