@@ -31,6 +31,7 @@ size_t tb_provider_min_size(uint32_t minor)
 	case 0:
 	case 1: /* 1.1 appended features, which may be absent (no features) */
 	case 2: /* 1.2 appended the optional read_files */
+	case 3: /* 1.3 appended taskbox_exec_req's until_newline */
 		return OPS_OFFSET(destroy) + sizeof(void (*)(void));
 	default:
 		return 0;

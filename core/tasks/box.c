@@ -98,22 +98,29 @@ int tb_box_exec(struct tb_box *box, const char *const *argv, const char *cwd,
                 struct taskbox_exec_result *res, char *err, size_t errlen)
 {
 	struct taskbox_exec_req req;
-	char perr[TASKBOX_ERRBUF_SIZE] = "";
-	int rc;
 
 	memset(&req, 0, sizeof(req));
-	req.struct_size = sizeof(req);
 	req.argv = argv;
 	req.cwd = cwd;
 	req.timeout_ms = timeout_ms;
 	req.output_limit = output_limit;
 	req.cancelled = cancelled;
 	req.cancelled_arg = arg;
+	return tb_box_exec_req(box, &req, res, err, errlen);
+}
+
+int tb_box_exec_req(struct tb_box *box, struct taskbox_exec_req *req,
+                    struct taskbox_exec_result *res, char *err, size_t errlen)
+{
+	char perr[TASKBOX_ERRBUF_SIZE] = "";
+	int rc;
+
+	req->struct_size = sizeof(*req);
 	memset(res, 0, sizeof(*res));
 	res->struct_size = sizeof(*res);
 	res->exit_code = -1;
 	uint64_t t0 = tb_provider_call_start();
-	rc = box->inst->plugin->ops.exec(box->conn, &req, res, perr,
+	rc = box->inst->plugin->ops.exec(box->conn, req, res, perr,
 	                                 sizeof(perr));
 	tb_provider_call_end(TB_POP_EXEC, t0, rc);
 	if (rc != TASKBOX_OK)

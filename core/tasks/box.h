@@ -51,6 +51,11 @@ int tb_box_exec(struct tb_box *box, const char *const *argv, const char *cwd,
                 int (*cancelled)(void *), void *arg,
                 struct taskbox_exec_result *res, char *err, size_t errlen);
 
+/* Runs req (the ABI's request: argv, cwd, limits, cancel hook,
+ * until_newline) as tb_box_exec does; sets req->struct_size. */
+int tb_box_exec_req(struct tb_box *box, struct taskbox_exec_req *req,
+                    struct taskbox_exec_result *res, char *err, size_t errlen);
+
 void tb_exec_result_free(struct taskbox_exec_result *res);
 
 /* Reads a page of a file. *data is zeroed first; free it with

@@ -57,7 +57,7 @@ static int stopped(void *arg)
 static void *watch(void *arg)
 {
 	struct tb_remote_watch *w = arg;
-	struct tb_sup_stop stop = {stopped, w};
+	struct tb_sup_stop stop = {stopped, w, 1};
 	struct tb_sup_reply reply;
 	char err[TB_ERR_MAX];
 	int end = TB_REMOTE_WATCH_FAILED;

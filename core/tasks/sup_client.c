@@ -68,6 +68,7 @@ static int exec_verb(struct tb_box *box, const char *const *args,
                      size_t errlen)
 {
 	const char *argv[TB_SUP_PREFIX_MAX + VERB_ARGS_MAX + 1];
+	struct taskbox_exec_req req;
 	enum tb_sup_kind kind = tb_sup_choose(box);
 	int rc, uploaded = 0, unused;
 	size_t n;
@@ -80,9 +81,16 @@ again:
 	for (size_t i = 0; args[i] && i < VERB_ARGS_MAX; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	rc = tb_box_exec(box, argv, NULL, timeout_ms, VERB_OUTPUT_LIMIT,
-	                 stop ? stop->cancelled : NULL, stop ? stop->arg : NULL,
-	                 res, err, errlen);
+	memset(&req, 0, sizeof(req));
+	req.argv = argv;
+	req.timeout_ms = timeout_ms;
+	req.output_limit = VERB_OUTPUT_LIMIT;
+	if (stop) {
+		req.cancelled = stop->cancelled;
+		req.cancelled_arg = stop->arg;
+		req.until_newline = stop->answer_line;
+	}
+	rc = tb_box_exec_req(box, &req, res, err, errlen);
 	if (rc != TASKBOX_OK || !not_run(kind, res))
 		return rc;
 	switch (kind) {

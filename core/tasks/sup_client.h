@@ -82,10 +82,13 @@ int tb_sup_reap_orphans(struct tb_box *box, const char *task_id);
 	"what was left of its process group was killed"
 
 /* What stops a verb early: cancelled(arg) nonzero abandons its exec (the
- * provider polls it at least every 100 ms). */
+ * provider polls it at least every 100 ms); answer_line nonzero lets the
+ * provider return once the verb's answer line is in, before the verb's
+ * own end (the ABI's until_newline). */
 struct tb_sup_stop {
 	int (*cancelled)(void *arg);
 	void *arg;
+	int answer_line;
 };
 
 /* The largest page the wait verb reads with its answer. */

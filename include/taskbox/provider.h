@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define TASKBOX_ABI_MAJOR 1
-#define TASKBOX_ABI_MINOR 2
+#define TASKBOX_ABI_MINOR 3
 
 /* The one exported symbol of a plugin, carrying the ABI major. */
 #define TASKBOX_PROVIDER_ENTRY taskbox_provider_entry_v1
@@ -152,6 +152,13 @@ struct taskbox_exec_req {
 	 * the host cannot cancel. */
 	int (*cancelled)(void *arg);
 	void *cancelled_arg;
+
+	/* Since ABI 1.3. Nonzero: the command prints its answer as one line
+	 * on stdout and ends right after it. The plugin may then return as
+	 * soon as stdout holds a newline, with what stdout holds so far,
+	 * exit_code -1 and the command left to end on its own; a plugin that
+	 * waits for the end is right too. */
+	int until_newline;
 };
 
 /* What exec returns. The host zeroes it and sets struct_size; the plugin

@@ -1,7 +1,8 @@
 /* docker provider: commands through the engine's exec API: create, an
  * attached start whose raw stream is demultiplexed as it arrives (8-byte
  * frame headers, frames split anywhere across reads), then inspect for the
- * exit code. The command runs under a one-line sh prelude that reports its
+ * exit code (not asked for when the caller takes the first line of stdout
+ * as the answer). The command runs under a one-line sh prelude that reports its
  * pid on stderr first (stripped from the output); an exec's process is a
  * session and group leader, so a timeout kills that group from inside with
  * a second exec: TERM, then KILL. */
@@ -42,6 +43,8 @@ struct run {
 	long pid;
 	struct tb_exec_deadline ladder;
 	int nomem, bad;
+	int until_newline; /* stop once stdout holds a newline (ABI 1.3) */
+	int answered;      /* stdout's newline ended the stream early */
 	long status;
 	int status_checked;
 	struct tb_dk_resp errbody;
@@ -141,6 +144,10 @@ static int demux(struct run *r, const unsigned char *p, size_t n)
 		if (r->stream == 2 ? err_add(r, p, k)
 		                   : sink_add(r, &r->out, p, k)) {
 			r->nomem = 1;
+			return -1;
+		}
+		if (r->stream != 2 && r->until_newline && memchr(p, '\n', k)) {
+			r->answered = 1;
 			return -1;
 		}
 		r->frame_left -= (uint32_t)k;
@@ -315,12 +322,16 @@ static int exec_exit(struct tb_dk_conn *c, const char *eid, int *exit_code,
 	return TASKBOX_OK;
 }
 
+/* Runs argv (wrapped: under the pid prelude) to its end, or, with
+ * until_newline, until stdout holds a newline: the exit code is then not
+ * asked for (-1). */
 static int run_exec(struct tb_dk_conn *c, const char *const *argv,
                     const char *const *env, const char *cwd,
                     uint32_t timeout_ms, size_t limit, int wrapped,
-                    const char *user, int (*cancelled)(void *),
-                    void *cancelled_arg, struct taskbox_exec_result *res,
-                    char *errbuf, size_t errlen)
+                    int until_newline, const char *user,
+                    int (*cancelled)(void *), void *cancelled_arg,
+                    struct taskbox_exec_result *res, char *errbuf,
+                    size_t errlen)
 {
 	static const char start_body[] = "{\"Detach\":false,\"Tty\":false}";
 	struct curl_slist *hdrs = NULL;
@@ -335,6 +346,7 @@ static int run_exec(struct tb_dk_conn *c, const char *const *argv,
 	r.cancelled = cancelled;
 	r.cancelled_arg = cancelled_arg;
 	r.wrapped = wrapped;
+	r.until_newline = until_newline;
 	r.out.limit = r.err.limit = limit;
 	r.ladder.deadline = now_ms() + timeout_ms;
 	r.ladder.term_grace_ms = TERM_GRACE_MS;
@@ -359,6 +371,8 @@ static int run_exec(struct tb_dk_conn *c, const char *const *argv,
 	curl_easy_setopt(r.h, CURLOPT_WRITEFUNCTION, on_stream);
 	curl_easy_setopt(r.h, CURLOPT_WRITEDATA, &r);
 	code = tb_dk_perform(c->dk, r.h, tick, &r, errbuf, errlen);
+	if (r.answered)
+		code = TASKBOX_OK; /* cut short on purpose */
 	if (code == TASKBOX_OK && !r.status_checked)
 		curl_easy_getinfo(r.h, CURLINFO_RESPONSE_CODE, &r.status);
 	curl_easy_cleanup(r.h);
@@ -379,7 +393,7 @@ static int run_exec(struct tb_dk_conn *c, const char *const *argv,
 		    tb_dk_http_error(&r.errbody, "exec start", errbuf, errlen);
 		if (code == TASKBOX_E_NOT_FOUND)
 			code = TASKBOX_E_GONE;
-	} else if (code == TASKBOX_OK) {
+	} else if (code == TASKBOX_OK && !r.answered) {
 		code = exec_exit(c, eid, &res->exit_code, errbuf, errlen);
 	}
 	tb_dk_resp_free(&r.errbody);
@@ -405,7 +419,7 @@ int tb_dk_exec_simple(struct tb_dk_conn *c, const char *const *argv,
                       struct taskbox_exec_result *res, char *errbuf,
                       size_t errlen)
 {
-	return run_exec(c, argv, NULL, NULL, timeout_ms, limit, 0, "0", NULL,
+	return run_exec(c, argv, NULL, NULL, timeout_ms, limit, 0, 0, "0", NULL,
 	                NULL, res, errbuf, errlen);
 }
 
@@ -414,6 +428,8 @@ int tb_dk_exec(void *conn, const struct taskbox_exec_req *req,
 {
 	size_t has_cancel =
 	    offsetof(struct taskbox_exec_req, cancelled_arg) + sizeof(void *);
+	size_t has_newline = offsetof(struct taskbox_exec_req, until_newline) +
+	                     sizeof(req->until_newline);
 
 	if (!req->argv || !req->argv[0])
 		return tb_dk_fail(TASKBOX_E_INVALID, errbuf, errlen,
@@ -425,9 +441,12 @@ int tb_dk_exec(void *conn, const struct taskbox_exec_req *req,
 	    req->struct_size >= has_cancel ? req->cancelled : NULL;
 	void *cancelled_arg =
 	    req->struct_size >= has_cancel ? req->cancelled_arg : NULL;
-	int code = run_exec(conn, req->argv, req->env, req->cwd,
-	                    req->timeout_ms, req->output_limit, 1, NULL,
-	                    cancelled, cancelled_arg, res, errbuf, errlen);
+	int until_newline =
+	    req->struct_size >= has_newline && req->until_newline;
+	int code =
+	    run_exec(conn, req->argv, req->env, req->cwd, req->timeout_ms,
+	             req->output_limit, 1, until_newline, NULL, cancelled,
+	             cancelled_arg, res, errbuf, errlen);
 
 	/* GONE from a connection made from connect's cache: the command did
 	 * not start (the engine refused the exec); connect again and run it
@@ -439,8 +458,9 @@ int tb_dk_exec(void *conn, const struct taskbox_exec_req *req,
 		memset(&res->out, 0, sizeof(res->out));
 		memset(&res->err, 0, sizeof(res->err));
 		code = run_exec(conn, req->argv, req->env, req->cwd,
-		                req->timeout_ms, req->output_limit, 1, NULL,
-		                cancelled, cancelled_arg, res, errbuf, errlen);
+		                req->timeout_ms, req->output_limit, 1,
+		                until_newline, NULL, cancelled, cancelled_arg,
+		                res, errbuf, errlen);
 	}
 	return code;
 }

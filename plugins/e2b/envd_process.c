@@ -6,6 +6,7 @@
  * asks envd to do the same a little later should this side be gone. */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@ struct exec_state {
 	struct tb_pstream ps;
 	uint64_t deadline, grace_end;
 	int timed_out;
+	int until_newline; /* the request's (ABI 1.3), 0 when older */
+	int answered;      /* stdout's first newline ended the stream early */
 };
 
 static uint64_t now_ms(void)
@@ -35,11 +38,21 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* Feeds the stream to the decoder; with until_newline, ends the transfer
+ * (a negative return) once stdout holds a newline. */
 static int sink(void *ctx, const unsigned char *p, size_t n)
 {
 	struct exec_state *st = ctx;
+	const struct taskbox_buf *out = &st->ps.res->out;
+	size_t had = out->len;
+	int rc = tb_pstream_feed(&st->ps, p, n);
 
-	return tb_pstream_feed(&st->ps, p, n);
+	if (rc == 0 && st->until_newline && out->len > had &&
+	    memchr(out->data + had, '\n', out->len - had)) {
+		st->answered = 1;
+		return -1;
+	}
+	return rc;
 }
 
 /* Kills the process through envd's SendSignal RPC (SIGKILL). */
@@ -188,6 +201,8 @@ static int outcome(struct exec_state *st, int rc, struct tb_http_resp *resp,
 		return rc;
 	if (resp->status != 200)
 		return tb_envd_fail(conn, resp, "exec", errbuf, errlen);
+	if (st->answered)
+		return TASKBOX_OK; /* exit_code -1 unless the end came too */
 	if (st->ps.stream_error &&
 	    strcmp(st->ps.end_code, "deadline_exceeded") == 0 && st->ps.pid) {
 		if (!st->ps.ended)
@@ -231,6 +246,10 @@ int tb_envd_exec(struct tb_e2b_conn *conn, const struct taskbox_exec_req *req,
 	memset(&st, 0, sizeof st);
 	st.conn = conn;
 	st.req = req;
+	st.until_newline = req->struct_size >= offsetof(struct taskbox_exec_req,
+	                                                until_newline) +
+	                                           sizeof req->until_newline &&
+	                   req->until_newline;
 	tb_pstream_init(&st.ps, conn->inst->host, res, req->output_limit);
 	json = start_request(req, errbuf, errlen, &rc);
 	if (!json)

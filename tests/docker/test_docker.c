@@ -342,6 +342,42 @@ Test(docker, cancel_stops_the_exec)
 	P->ops.destroy(inst, id, err, sizeof(err));
 }
 
+Test(docker, until_newline_returns_with_the_first_line)
+{
+	const char *argv[] = {"sh", "-c",
+	                      "printf ans; sleep 0.2; echo $$ > pid; echo wer; "
+	                      "exec sleep 60",
+	                      NULL};
+	struct taskbox_exec_req req = {sizeof(req), argv, NULL, NULL,
+	                               60000,       0,    NULL, NULL};
+	struct taskbox_exec_result res;
+	char id[TASKBOX_SANDBOX_ID_MAX];
+	void *c;
+
+	make_box(inst, id, 0);
+	c = attach(inst, id);
+	req.until_newline = 1;
+	memset(&res, 0, sizeof(res));
+	res.struct_size = sizeof(res);
+	cr_assert_eq(P->ops.exec(c, &req, &res, err, sizeof(err)), TASKBOX_OK,
+	             "%s", err);
+	cr_assert_eq(res.out.len, 7);
+	cr_assert(!memcmp(res.out.data, "answer\n", 7));
+	cr_assert_eq(res.exit_code, -1, "the command's end was not waited for");
+	res_free(&res);
+	/* The command was left running; without the flag an exec is waited
+	 * for to its end. */
+	expect_out(c, "kill -0 $(cat pid) && kill $(cat pid) && echo ran",
+	           "ran\n");
+	cr_assert_eq(run(c, "echo one; echo two; exit 3", 20000, 0, &res),
+	             TASKBOX_OK, "%s", err);
+	cr_assert_eq(res.exit_code, 3);
+	cr_assert_eq(res.out.len, 8);
+	res_free(&res);
+	P->ops.close(c);
+	P->ops.destroy(inst, id, err, sizeof(err));
+}
+
 static void expect_read(void *c, const char *path, uint64_t off, size_t len,
                         const char *want, uint64_t size)
 {

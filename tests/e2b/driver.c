@@ -4,7 +4,7 @@
  *   {"op":"init","settings":{...}}        {"op":"create","template":..,
  *   {"op":"connect","id":ID}                "lifetime":N}
  *   {"op":"exec","argv":[..],"env":[..],"cwd":..,"timeout_ms":N,
- *    "output_limit":N,"cancel_after_ms":N}
+ *    "output_limit":N,"cancel_after_ms":N,"until_newline":true}
  *   {"op":"read_file","path":..,"offset":N,"length":N}
  *   {"op":"read_files","items":[{"path":..,"offset":N,"length":N},..]}
  *     (answers "items":[{"status":N,"data":BASE64,"file_size":N},..]; rc
@@ -152,6 +152,7 @@ static int do_exec(json_t *cmd, json_t *out, char *err)
 	req.output_limit =
 	    (size_t)json_integer_value(json_object_get(cmd, "output_limit"));
 	req.cancelled = cancelled;
+	req.until_newline = json_is_true(json_object_get(cmd, "until_newline"));
 	cancel_armed = cancel_ms > 0;
 	clock_gettime(CLOCK_MONOTONIC, &cancel_at);
 	cancel_at.tv_sec += cancel_ms / 1000;

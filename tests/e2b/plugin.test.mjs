@@ -271,6 +271,28 @@ test("a timeout kills the process and says so; cancel stops the op", async () =>
   await d.op({ op: "destroy", id });
 });
 
+test("until_newline returns with stdout's first line and leaves the command to run", async () => {
+  const d = await driver();
+  const id = await sandbox(d);
+  // The line comes in two pieces; the command goes on after it.
+  const r = await exec(d, ["sh", "-c", "printf ans; sleep 0.2; echo $$ > pid; echo wer; exec sleep 30"], {
+    timeout_ms: 60000,
+    until_newline: true,
+  });
+  assert.equal(r.rc, RC.OK, r.err);
+  assert.equal(text(r), "answer\n");
+  assert.equal(r.exit_code, -1, "the command's end was not waited for");
+  const pid = text(await exec(d, ["cat", "pid"])).trim();
+  assert.equal((await exec(d, ["kill", "-0", pid])).exit_code, 0, "the command was left running");
+  await exec(d, ["kill", pid]);
+  // Without it, the same kind of command is waited for to its end.
+  const w = await exec(d, ["sh", "-c", "echo one; echo two; exit 3"], { until_newline: false });
+  assert.equal(w.rc, RC.OK, w.err);
+  assert.deepEqual([text(w), w.exit_code], ["one\ntwo\n", 3]);
+  await d.op({ op: "close" });
+  await d.op({ op: "destroy", id });
+});
+
 test("a paused sandbox is resumed through connect", async () => {
   // Without connection reuse an op finds the sandbox paused; connect
   // resumes it.
