@@ -102,7 +102,7 @@ export function writeRemoteResults(dir, meta, runs) {
     "",
     "### Wake-up of a waiting get_task",
     "",
-    "Task exit to get_task return: a task `sleep S; exec python3 -c 'import os, time; print(time.time_ns(), flush=True); os._exit(0)'` (S per cell, long enough for start_task to return and the get_task to be waiting before the task ends), then at once a get_task with `wait: 30` and a stdout_offset past the stamp, so only the task's end ends the wait; the sample is the client's wall clock at the return minus the stamp. p50 and p99 per run summarised across runs, and over all the runs' samples pooled. A sample whose stamp came before the get_task was sent would measure no wait and is dropped (counted).",
+    "Task exit to get_task return: a task `sleep S; exec python3 -c 'import os, time; print(time.time_ns(), flush=True); os._exit(0)'` (S per cell: 0.2 s plus the warm-up run's p50 of start_task, get_task and run_command, so that start_task has returned, the get_task's first check is over and its watch, an exec, is running before the task ends), then at once a get_task with `wait: 30` and a stdout_offset past the stamp, so only the task's end ends the wait; the sample is the client's wall clock at the return minus the stamp. p50 and p99 per run summarised across runs, and over all the runs' samples pooled. A sample whose stamp came before the get_task was sent would measure no wait and is dropped (counted).",
     "",
     row(["cell", "S (s)", "p50", "p99 (per run)", "pooled p50", "pooled p99", "samples", "dropped"]),
     row(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]),
