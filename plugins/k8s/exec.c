@@ -191,6 +191,7 @@ struct run {
 	struct tb_k8s_chan *ch;
 	const struct taskbox_exec_req *req;
 	struct tb_exec_deadline ladder;
+	int answered; /* until_newline: stdout's newline ended the stream */
 };
 
 /* Signals the wrapper's process group (its pid from the marker). */
@@ -213,12 +214,20 @@ static void kill_group(void *arg, const char *sig)
 		result_free(r->c->inst->host, &res);
 }
 
-/* The deadline ladder, between reads of the channels. */
+/* The deadline ladder, between reads of the channels; with
+ * until_newline, the end of the stream once stdout holds a newline. */
 static int tick(void *arg)
 {
 	struct run *r = arg;
 	const struct taskbox_exec_req *req = r->req;
+	const struct taskbox_buf *out = &r->ch->res->out;
 
+	if (HAS(req, struct taskbox_exec_req, until_newline) &&
+	    req->until_newline && out->len &&
+	    memchr(out->data, '\n', out->len)) {
+		r->answered = 1;
+		return TASKBOX_E_CANCELLED; /* ends the stream; not a failure */
+	}
 	return tb_exec_deadline_tick(&r->ladder, tb_k8s_now_ms, req->cancelled,
 	                             req->cancelled_arg, kill_group, r);
 }
@@ -286,7 +295,13 @@ static int run_once(struct tb_k8s_conn *c, const struct taskbox_exec_req *req,
 	}
 	rc = tb_k8s_ws_exec(c, argv, &io, errbuf, errlen);
 	gate_leave(c->inst);
-	if (rc == TASKBOX_OK)
+	if (r.answered) {
+		rc =
+		    tb_k8s_chan_finish(&ch) == 0
+		        ? TASKBOX_OK
+		        : tb_k8s_fail(errbuf, errlen, ch.fail, "out of memory");
+		res->exit_code = -1; /* the command's end not waited for */
+	} else if (rc == TASKBOX_OK)
 		rc = conclude(&ch, res, "exec", errbuf, errlen);
 	if (rc == TASKBOX_OK)
 		res->timed_out = r.ladder.timed_out;

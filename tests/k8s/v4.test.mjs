@@ -163,6 +163,16 @@ test("op by op over v4: exit codes, streams apart, timeouts, files", { skip: ski
   assert.equal(slow.rc, RC.OK, slow.err);
   assert.equal(slow.timed_out, true);
   assert.ok(Date.now() - t0 < 15000, "the timeout's kill went through a second v4 exec");
+  // until_newline: the op returns with stdout's first line (it came in two
+  // pieces) and leaves the command to run.
+  r = await exec(d, ["sh", "-c", "printf ans; sleep 0.2; echo $$ > pid; echo wer; exec sleep 30"], {
+    timeout_ms: 60000,
+    until_newline: true,
+  });
+  assert.equal(r.rc, RC.OK, r.err);
+  assert.equal(text(r), "answer\n");
+  assert.equal(r.exit_code, -1, "the command's end was not waited for");
+  assert.equal(text(await exec(d, ["sh", "-c", "kill -0 $(cat pid) && kill $(cat pid) && echo ran"])), "ran\n");
 
   // write_file sends its bytes on channel 0 and no CLOSE: the script reads
   // exactly their length, so it ends without EOF.
