@@ -136,8 +136,9 @@ struct tb_wait {
 	int wake_ep; /* epoll of both, handed out per park, or -1 */
 	bool armed;  /* arm() ran */
 	bool held;   /* the last notice settled nothing: the directory watch
-	                holds output notices back until the next step, after
-	                a pause; the record's still wake the park */
+	                holds notices of writes back until the next step,
+	                after a pause; the record put in place still wakes
+	                the park */
 	struct tb_remote_watch *remote; /* the verb watching in the sandbox */
 	bool remote_off; /* a remote watch failed: look instead */
 };
