@@ -5,6 +5,11 @@ set -u
 
 bin=${TASKBOX_BIN:?run through make check}
 fakes=${TASKBOX_FAKEPLUGIN_DIR:?run through make check}
+srcdir=${TASKBOX_SRCDIR:?run through make check}
+# The ABI minor this build speaks, from the one public header.
+minor=$(sed -n 's/^#define TASKBOX_ABI_MINOR \([0-9]*\)$/\1/p' \
+	"$srcdir/include/taskbox/provider.h")
+[ -n "$minor" ] || { echo "FAIL: no TASKBOX_ABI_MINOR in provider.h"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 unset TASKBOX_CONFIG TASKBOX_PLUGIN_PATH
@@ -34,7 +39,7 @@ expect() {
 
 expect 0 '^Usage: taskbox' "$bin" --help
 expect 0 '4  a configured provider instance failed to load' "$bin" --help
-expect 0 '^taskbox [0-9]+\.[0-9]+\.[0-9]+ \(provider ABI 1\.2\)$' \
+expect 0 "^taskbox [0-9]+\\.[0-9]+\\.[0-9]+ \\(provider ABI 1\\.$minor\\)\$" \
 	"$bin" --version
 expect 0 '^Usage: taskbox providers' "$bin" help providers
 expect 0 '^Usage: taskbox providers' "$bin" providers --help
@@ -83,7 +88,7 @@ expect 3 'invalid JSON' sh -c "echo '{' >'$tmp/broken.json' &&
 expect 3 'must be a string' "$bin" providers --config "$tmp/bad.json"
 
 # providers: every fake plugin listed, each rejection with its reason.
-expect 0 'ok +work \(default\): plugin fake_good 1\.0, ABI 1\.2' \
+expect 0 "ok +work \\(default\\): plugin fake_good 1\\.0, ABI 1\\.$minor" \
 	"$bin" providers --config "$tmp/good.json" --plugin-dir "$fakes"
 # Which supervisor each instance's tasks use: python3 where the provider
 # does not declare TASKBOX_FEATURE_HOST_EXEC, the build's native one on the
@@ -101,12 +106,12 @@ expect 0 'ok +local \(default\): plugin local .*, supervisor /.*/taskbox-supervi
 	env -u TASKBOX_SUPERVISOR "$bin" providers
 for reason in \
 	'fake_major\.la: ABI major 2, host speaks 1' \
-	'fake_minor\.la: ABI minor 3 is newer' \
+	"fake_minor\\.la: ABI minor $((minor + 1)) is newer" \
 	'fake_short\.la: struct_size [0-9]+ is shorter than' \
 	'fake_nullop\.la: required op exec is NULL' \
 	'fake_badname\.la: descriptor name "other_name" does not match' \
 	'fake_nosym\.la: no taskbox_provider_entry_v1 symbol' \
-	'ok +fake_good +1\.0 +ABI 1\.2 +.*/fake_good\.la' \
+	"ok +fake_good +1\\.0 +ABI 1\\.$minor +.*/fake_good\\.la" \
 	'ok +fake_initfail '; do
 	expect 0 "$reason" "$bin" providers --config "$tmp/good.json" \
 		--plugin-dir "$fakes"
