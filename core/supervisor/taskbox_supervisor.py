@@ -71,7 +71,7 @@ WRITE_WAIT = 2.0  # how long `write` waits for room in the FIFO, in all
 MAX_CONTROL_LINE = 64
 MAX_OFFSET = 999999999999  # the largest --stdout-offset or --stderr-offset
 WAIT_LOOK = 0.005  # how often the wait verb looks at the task, unwatched
-WATCHED_LOOK = 1.0  # the same, its directory and supervisor watched
+WATCHED_LOOK = 1.0  # the same, all it waits for watched
 # inotify(7) event bits: a file renamed in, a file written, the directory
 # deleted or moved; and a watch on a directory only
 IN_MOVED_TO, IN_MODIFY = 0x80, 0x2
@@ -1363,7 +1363,8 @@ def verb_wait(opts):
         # holds the next one back: a task that writes all the time is
         # looked at every WAIT_LOOK, not at each write. The record put in
         # place and the supervisor's exit still end the pause at once.
-        watched = pidfd is not None and renamed is not None
+        watched = pidfd is not None and renamed is not None and (
+            written is not None or not offsets)
         pause = max(0.0, min(WATCHED_LOOK if watched and not held
                              else WAIT_LOOK, end - time.monotonic()))
         ready = wait_pause(select, (pidfd, renamed,

@@ -22,8 +22,8 @@
  * back the next notice of a write. */
 #define LOOK_MS 5
 
-/* How often a task whose directory and supervisor are both watched is
- * looked at anyway: a safety net, not a need. */
+/* How often a task is looked at anyway whose supervisor, record and (given
+ * offsets) logs are all watched: a safety net, not a need. */
 #define WATCHED_LOOK_MS 1000
 
 /* The largest --page-limit: get_task's largest page. */
@@ -239,7 +239,7 @@ int tb_verb_wait(const struct tb_opts *opts)
 	}
 	while (!tb_state_terminal(o)) {
 		long long pause;
-		int fds[3];
+		int fds[3], watched;
 
 		if (tb_supervisor_gone(o)) {
 			/* A supervisor that just finished wrote its final
@@ -257,8 +257,9 @@ int tb_verb_wait(const struct tb_opts *opts)
 		 * time is looked at every LOOK_MS, not at each write. The
 		 * record put in place and the supervisor's exit still end the
 		 * pause at once. */
-		pause = pidfd >= 0 && renamed >= 0 && !held ? WATCHED_LOOK_MS
-		                                            : LOOK_MS;
+		watched = pidfd >= 0 && renamed >= 0 &&
+		          (written >= 0 || (out_at < 0 && err_at < 0));
+		pause = watched && !held ? WATCHED_LOOK_MS : LOOK_MS;
 		fds[0] = pidfd;
 		fds[1] = renamed;
 		fds[2] = held ? -1 : written;
