@@ -115,6 +115,14 @@ EXTRA_DIST += tests/e2b/remote-watch.test.mjs
 if INTEGRATION_TESTS
 TESTS += tests/e2b/remote-watch.test.mjs
 endif
+# An e2b instance whose verbs all run the static supervisor copied into
+# the sandbox ("supervisor": "static").
+EXTRA_DIST += tests/e2b/static-supervisor.test.mjs
+if INTEGRATION_TESTS
+if STATIC_SUPERVISOR
+TESTS += tests/e2b/static-supervisor.test.mjs
+endif
+endif
 # The docker provider on an image without python3 (the static supervisor
 # copied in; the k8s one runs the whole contract suite so:
 # tests/contract/k8s-nopython.test.mjs).

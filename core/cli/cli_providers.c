@@ -33,6 +33,26 @@ static void list_plugin(const char *name, const char *path, void *arg)
 }
 
 /* Starts and stops every configured instance; returns how many failed. */
+/* Ends an instance's line with which supervisor runs its verbs: the
+ * host's native one, python3, or a copy of the static one (always when
+ * STATIC, where python3 is missing otherwise). */
+static void print_supervisor(int native, bool static_wanted)
+{
+	const char *copy =
+	    tb_sup_static_sandbox_path() ? tb_sup_static_host_path() : NULL;
+
+	if (native)
+		printf("%s\n", tb_sup_native_path());
+	else if (static_wanted && copy)
+		printf("a copy of %s\n", copy);
+	else if (static_wanted)
+		printf("python3 (\"static\" asked, but this taskbox has no "
+		       "static supervisor)\n");
+	else
+		printf("python3%s%s\n", copy ? ", else a copy of " : "",
+		       copy ? copy : "");
+}
+
 static unsigned probe_instances(const struct tb_config *cfg)
 {
 	unsigned failed = 0;
@@ -55,19 +75,13 @@ static unsigned probe_instances(const struct tb_config *cfg)
 		}
 		native = tb_sup_native_for(tb_plugin_desc(plugin));
 		printf("  ok        %s%s: plugin %s %s, ABI %u.%u, %s, "
-		       "supervisor %s%s%s\n",
+		       "supervisor ",
 		       ci->name, tag, tb_plugin_desc(plugin)->name,
 		       tb_plugin_desc(plugin)->version,
 		       (unsigned)tb_plugin_desc(plugin)->abi_major,
 		       (unsigned)tb_plugin_desc(plugin)->abi_minor,
-		       tb_plugin_file(plugin),
-		       native ? tb_sup_native_path() : "python3",
-		       !native && tb_sup_static_sandbox_path()
-		           ? ", else a copy of "
-		           : "",
-		       !native && tb_sup_static_sandbox_path()
-		           ? tb_sup_static_host_path()
-		           : "");
+		       tb_plugin_file(plugin));
+		print_supervisor(native, ci->static_supervisor);
 		tb_instance_stop(plugin, handle);
 	}
 	return failed;

@@ -151,16 +151,18 @@ void tb_config_unknown_keys(struct tb_config_problems *p, const char *path,
 static void check_instance(struct tb_config_problems *p, const char *path,
                            json_t *inst)
 {
-	static const char *const allowed[] = {"plugin", "settings", NULL};
+	static const char *const allowed[] = {"plugin", "settings",
+	                                      "supervisor", NULL};
 	char *sub;
-	json_t *plugin, *settings;
+	json_t *plugin, *settings, *supervisor;
 
 	if (!json_is_object(inst)) {
 		tb_config_problem(p, path, "must be an object, not %s",
 		                  tb_config_type_name(inst));
 		return;
 	}
-	tb_config_unknown_keys(p, path, inst, allowed, "plugin, settings");
+	tb_config_unknown_keys(p, path, inst, allowed,
+	                       "plugin, settings, supervisor");
 	plugin = json_object_get(inst, "plugin");
 	sub = child_path(path, "plugin");
 	if (!plugin)
@@ -176,6 +178,16 @@ static void check_instance(struct tb_config_problems *p, const char *path,
 	if (settings && !json_is_object(settings))
 		tb_config_problem(p, sub, "must be an object, not %s",
 		                  tb_config_type_name(settings));
+	free(sub);
+	supervisor = json_object_get(inst, "supervisor");
+	sub = child_path(path, "supervisor");
+	if (supervisor && !json_is_string(supervisor))
+		tb_config_problem(p, sub, "must be a string, not %s",
+		                  tb_config_type_name(supervisor));
+	else if (supervisor &&
+	         strcmp(json_string_value(supervisor), "auto") != 0 &&
+	         strcmp(json_string_value(supervisor), "static") != 0)
+		tb_config_problem(p, sub, "must be \"auto\" or \"static\"");
 	free(sub);
 }
 
@@ -325,6 +337,7 @@ static int take_instances(struct tb_config *cfg, json_t *providers)
 		struct tb_config_instance *ci =
 		    &cfg->instances[cfg->n_instances++];
 		json_t *settings = json_object_get(inst, "settings");
+		json_t *supervisor = json_object_get(inst, "supervisor");
 
 		ci->name = strdup(name);
 		ci->plugin =
@@ -333,6 +346,9 @@ static int take_instances(struct tb_config *cfg, json_t *providers)
 		    settings
 		        ? json_dumps(settings, JSON_COMPACT | JSON_SORT_KEYS)
 		        : strdup("{}");
+		ci->static_supervisor =
+		    supervisor &&
+		    strcmp(json_string_value(supervisor), "static") == 0;
 		if (!ci->name || !ci->plugin || !ci->settings_json)
 			return -1;
 	}

@@ -7,9 +7,10 @@
 #include <stddef.h>
 
 struct tb_config_instance {
-	char *name;          /* key under "providers" */
-	char *plugin;        /* plugin name, e.g. "local" */
-	char *settings_json; /* the instance's "settings" object as text */
+	char *name;             /* key under "providers" */
+	char *plugin;           /* plugin name, e.g. "local" */
+	char *settings_json;    /* the instance's "settings" object as text */
+	bool static_supervisor; /* "supervisor": "static" */
 };
 
 /* The "http" section: the Streamable HTTP transport's settings. Tokens are

@@ -111,10 +111,11 @@ again:
 		*never_ran = 1;
 		if (uploaded) {
 			snprintf(err, errlen,
-			         "sandbox %s has no python3, and the static "
-			         "supervisor copied to %s does not run there "
-			         "(exit %d): %.*s",
-			         box->id, argv[0], res->exit_code,
+			         "sandbox %s %s, and the static supervisor "
+			         "copied to %s does not run there (exit %d): "
+			         "%.*s",
+			         box->id, tb_sup_static_why(box), argv[0],
+			         res->exit_code,
 			         (int)(res->err.len > 300 ? 300 : res->err.len),
 			         res->err.data ? (const char *)res->err.data
 			                       : "");

@@ -109,12 +109,28 @@ static int marked_unusable(const struct tb_instance *inst)
 	return found;
 }
 
+/* Logged once: an instance asks for the static supervisor that this
+ * installation does not have. */
+static void warn_no_static(void)
+{
+	tb_log(TB_LOG_WARN, "\"supervisor\": \"static\": this taskbox has no "
+	                    "static supervisor (taskbox-supervisor-static is "
+	                    "built where libc's static archive links); tasks "
+	                    "use the python3 supervisor");
+}
+
 enum tb_sup_kind tb_sup_choose(const struct tb_box *box)
 {
+	static pthread_once_t warned = PTHREAD_ONCE_INIT;
+
 	if (tb_sup_native_for(box->inst->plugin) && !marked_unusable(box->inst))
 		return TB_SUP_HOST_NATIVE;
-	if (tb_sup_pythonless(box) && tb_sup_static_sandbox_path() != NULL)
-		return TB_SUP_STATIC;
+	if (box->inst->static_supervisor || tb_sup_pythonless(box)) {
+		if (tb_sup_static_sandbox_path() != NULL)
+			return TB_SUP_STATIC;
+		if (box->inst->static_supervisor)
+			pthread_once(&warned, warn_no_static);
+	}
 	return TB_SUP_PYTHON;
 }
 

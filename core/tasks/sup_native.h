@@ -1,7 +1,8 @@
 /* Which supervisor runs the verbs on a box: the native taskbox-supervisor
  * where the provider runs commands on this host (TASKBOX_FEATURE_HOST_EXEC)
  * and the binary is found, else the portable python3 one, else (a sandbox
- * without python3) the static native one copied into it (sup_upload.h). */
+ * without python3, or an instance that asks for it) the static native one
+ * copied into it (sup_upload.h). */
 #ifndef TB_SUP_NATIVE_H
 #define TB_SUP_NATIVE_H
 
@@ -39,7 +40,8 @@ enum tb_sup_kind {
 
 /* Which supervisor BOX's verbs use first: the host's native one where the
  * provider runs commands on this host and it ran there, the uploaded static
- * one for a sandbox this process found without python3, else python3. */
+ * one for an instance configured with "supervisor": "static" or a sandbox
+ * this process found without python3, else python3. */
 enum tb_sup_kind tb_sup_choose(const struct tb_box *box);
 
 /* Writes how a verb starts with KIND into argv (a path, or python3 with

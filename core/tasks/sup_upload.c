@@ -158,6 +158,24 @@ void tb_sup_mark_pythonless(const struct tb_box *box)
 	       box->id);
 }
 
+/* Why BOX's verbs run the static supervisor, for messages: "has no
+ * python3", or its instance asked for it. */
+const char *tb_sup_static_why(const struct tb_box *box)
+{
+	return box->inst->static_supervisor
+	           ? "is set to run the static supervisor (its instance's "
+	             "\"supervisor\": \"static\")"
+	           : "has no python3";
+}
+
+/* What to do when the static supervisor cannot run in BOX. */
+static const char *remedy(const struct tb_box *box)
+{
+	return box->inst->static_supervisor
+	           ? "set the instance's \"supervisor\" to \"auto\""
+	           : "use an image with python3";
+}
+
 /* Runs `sh -c SCRIPT sh ARG1 ARG2`; err says what failed. Returns the
  * provider's status, or TASKBOX_E_UNSUPPORTED/TASKBOX_E_IO with err set
  * when the script failed. */
@@ -174,20 +192,19 @@ static int run_script(struct tb_box *box, const char *script, const char *a1,
 	if (rc != TASKBOX_OK)
 		goto out;
 	if (res.exit_code == 3) {
-		snprintf(
-		    err, errlen,
-		    "sandbox %s has no python3, and the static supervisor "
-		    "(%s) is built for %s while the sandbox is %.*s: use an "
-		    "image with python3",
-		    box->id, path, machine,
-		    (int)(res.out.len > 64 ? 64 : res.out.len),
-		    res.out.data ? (const char *)res.out.data : "?");
+		snprintf(err, errlen,
+		         "sandbox %s %s, and the static supervisor (%s) is "
+		         "built for %s while the sandbox is %.*s: %s",
+		         box->id, tb_sup_static_why(box), path, machine,
+		         (int)(res.out.len > 64 ? 64 : res.out.len),
+		         res.out.data ? (const char *)res.out.data : "?",
+		         remedy(box));
 		rc = TASKBOX_E_UNSUPPORTED;
 	} else if (res.exit_code != 0 || res.timed_out) {
 		snprintf(err, errlen,
-		         "sandbox %s has no python3, and placing the static "
-		         "supervisor there failed (exit %d%s): %.*s",
-		         box->id, res.exit_code,
+		         "sandbox %s %s, and placing the static supervisor "
+		         "there failed (exit %d%s): %.*s",
+		         box->id, tb_sup_static_why(box), res.exit_code,
 		         res.timed_out ? ", timed out" : "",
 		         (int)(res.err.len > 300 ? 300 : res.err.len),
 		         res.err.data ? (const char *)res.err.data : "");
@@ -213,11 +230,10 @@ int tb_sup_upload(struct tb_box *box, char *err, size_t errlen)
 
 	if (dest == NULL) {
 		snprintf(err, errlen,
-		         "sandbox %s has no python3, and this taskbox has no "
-		         "static supervisor to copy there (" STATIC_NAME
-		         " is not installed beside it); use an image with "
-		         "python3",
-		         box->id);
+		         "sandbox %s %s, and this taskbox has no static "
+		         "supervisor to copy there (" STATIC_NAME
+		         " is not installed beside it); %s",
+		         box->id, tb_sup_static_why(box), remedy(box));
 		return TASKBOX_E_UNSUPPORTED;
 	}
 	snprintf(tmp, sizeof(tmp), SANDBOX_DIR "/.upload-%ld-%u",

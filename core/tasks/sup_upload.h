@@ -1,4 +1,5 @@
-/* The static native supervisor for sandboxes without python3: found on the
+/* The static native supervisor for sandboxes without python3 (and for
+ * instances configured with "supervisor": "static"): found on the
  * host beside taskbox, uploaded once into the sandbox under .taskbox/bin
  * (named by its content, so versions never mix), and which sandboxes this
  * process found without python3. */
@@ -26,6 +27,10 @@ bool tb_sup_pythonless(const struct tb_box *box);
 /* Remembers that BOX's sandbox has no python3 (the most recent 256 sandboxes
  * are kept). Thread-safe. */
 void tb_sup_mark_pythonless(const struct tb_box *box);
+
+/* Why BOX's verbs run the static supervisor, for messages: "has no python3"
+ * or "is set to run the static supervisor (...)". */
+const char *tb_sup_static_why(const struct tb_box *box);
 
 /* Copies the static supervisor into BOX's sandbox at
  * tb_sup_static_sandbox_path(): checks the sandbox's machine type against

@@ -63,7 +63,7 @@ cat >"$tmp/good.json" <<'JSON'
 JSON
 cat >"$tmp/bad.json" <<'JSON'
 {"default": "nope",
- "providers": {"box": {"plugin": 5, "token": "abc"}},
+ "providers": {"box": {"plugin": 5, "token": "abc", "supervisor": "native"}},
  "mask": {"values_from_env": ["ghp-123"]}}
 JSON
 expect 0 'good.json: ok: 2 instances, default "work"' \
@@ -77,6 +77,8 @@ expect 0 '^\(built-in default\): ok: 1 instance, default "local"' \
 expect 3 '^\$\.providers\.box\.plugin: must be a string' \
 	"$bin" check-config "$tmp/bad.json"
 expect 3 '^\$\.providers\.box\.token: unknown key' \
+	"$bin" check-config "$tmp/bad.json"
+expect 3 '^\$\.providers\.box\.supervisor: must be "auto" or "static"' \
 	"$bin" check-config "$tmp/bad.json"
 expect 3 '^\$\.default: must name an instance' \
 	"$bin" check-config "$tmp/bad.json"
@@ -102,6 +104,18 @@ else
 fi
 expect 0 "ok +work \\(default\\): plugin fake_good .*, supervisor python3$copy\$" \
 	"$bin" providers --config "$tmp/good.json" --plugin-dir "$fakes"
+# "supervisor": "static": the copy from the first verb on, or python3 with
+# the reason where this build has no static supervisor.
+cat >"$tmp/static.json" <<'JSON'
+{"default": "s", "providers": {"s": {"plugin": "fake_good", "supervisor": "static"}}}
+JSON
+if [ -n "$copy" ]; then
+	chosen='supervisor a copy of /.*/taskbox-supervisor-static$'
+else
+	chosen='supervisor python3 \("static" asked, but this taskbox has no static supervisor\)$'
+fi
+expect 0 "ok +s \\(default\\): plugin fake_good .*, $chosen" \
+	"$bin" providers --config "$tmp/static.json" --plugin-dir "$fakes"
 expect 0 'ok +local \(default\): plugin local .*, supervisor /.*/taskbox-supervisor$' \
 	env -u TASKBOX_SUPERVISOR "$bin" providers
 for reason in \

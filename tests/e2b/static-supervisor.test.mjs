@@ -1,0 +1,87 @@
+// An e2b instance configured with "supervisor": "static", against the fake
+// (whose sandboxes have python3): the server copies its static native
+// supervisor into the sandbox at the first verb, and every verb runs that
+// copy: the task's supervisor, the wait verb that wakes a waiting call,
+// cancel. A second task and a fresh server use the copy already there. A
+// server of the default kind reads and cancels the static one's tasks.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readlinkSync } from "node:fs";
+import { startFake } from "./fake/spawn.mjs";
+import { callTool, scratchDir, startServer, writeConfig } from "../lib/client.mjs";
+
+let fake, staticCfg, autoCfg;
+
+before(async () => {
+  fake = await startFake({ env: { PATH: `/usr/bin:/bin:${process.env.PATH || ""}` } });
+  const settings = { api_url: fake.apiUrl, sandbox_url: fake.sandboxUrl };
+  staticCfg = writeConfig(scratchDir(), { default: "cloud", providers: { cloud: { plugin: "e2b", supervisor: "static", settings } } });
+  autoCfg = writeConfig(scratchDir(), { default: "cloud", providers: { cloud: { plugin: "e2b", supervisor: "auto", settings } } });
+});
+
+after(async () => {
+  if (fake) await fake.stop();
+});
+
+const server = (cfg) => startServer({ args: ["--config", cfg], env: { E2B_API_KEY: fake.apiKey } });
+
+async function call(s, name, args) {
+  const r = await callTool(s.client, name, args);
+  assert.ok(!r.isError, `${name}: ${JSON.stringify(r.content)}`);
+  return r.structuredContent;
+}
+
+// The program the task's supervisor runs (the fake's sandboxes are
+// processes of this machine).
+async function supervisorProgram(s, sandbox_id, task_id) {
+  const rec = JSON.parse((await call(s, "read_file", { sandbox_id, path: `.taskbox/tasks/${task_id}/status.json` })).content);
+  return readlinkSync(`/proc/${rec.supervisor_pid}/exe`);
+}
+
+const uploads = (reqs) => reqs.filter((r) => r.plane === "envd" && r.method === "POST" && r.url.startsWith("/files") && r.url.includes("upload"));
+const COPY = /\/\.taskbox\/bin\/taskbox-supervisor-[0-9a-f]{16}$/;
+
+test("every verb runs the static supervisor copied into the sandbox once", { timeout: 180000 }, async () => {
+  let s = await server(staticCfg);
+  const auto = await server(autoCfg);
+  try {
+    await fake.clearRequests();
+    const { sandbox_id } = await call(s, "create_sandbox", {});
+    const t1 = await call(s, "start_task", { sandbox_id, command: "echo one; sleep 30" });
+    assert.equal(uploads(await fake.requests()).length, 1, "one copy at the first verb");
+    assert.match(await supervisorProgram(s, sandbox_id, t1.task_id), COPY);
+
+    // A waiting call is woken by the copy's wait verb: new output, then
+    // the end the cancel brings.
+    const t2 = await call(s, "start_task", { sandbox_id, command: "read x; echo got $x; sleep 30", stdin: "pipe" });
+    assert.match(await supervisorProgram(s, sandbox_id, t2.task_id), COPY);
+    const waiting = call(s, "get_task", { sandbox_id, task_id: t2.task_id, wait: 60 });
+    await new Promise((r) => setTimeout(r, 500));
+    await call(s, "write_task", { sandbox_id, task_id: t2.task_id, data: "it\n" });
+    const grown = await waiting;
+    assert.equal(grown.state, "running");
+    assert.equal(grown.stdout, "got it\n");
+    const ending = call(s, "get_task", { sandbox_id, task_id: t2.task_id, wait: 60, stdout_offset: 7 });
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal((await call(s, "cancel_task", { sandbox_id, task_id: t2.task_id })).state, "cancelled");
+    assert.equal((await ending).state, "cancelled");
+
+    // A server of the default kind (python3) reads and cancels the static
+    // one's task; a fresh static server finds the copy already there.
+    const seen = await call(auto, "get_task", { sandbox_id, task_id: t1.task_id });
+    assert.equal(seen.state, "running");
+    assert.equal(seen.stdout, "one\n");
+    assert.equal((await call(auto, "cancel_task", { sandbox_id, task_id: t1.task_id })).state, "cancelled");
+    await s.close();
+    s = await server(staticCfg);
+    const t3 = await call(s, "start_task", { sandbox_id, command: "echo three" });
+    const done = await call(s, "get_task", { sandbox_id, task_id: t3.task_id, wait: 30 });
+    assert.equal(done.state, "succeeded");
+    assert.equal(done.stdout, "three\n");
+    assert.equal(uploads(await fake.requests()).length, 1, "no second copy");
+    await call(s, "kill_sandbox", { sandbox_id });
+  } finally {
+    await s.close();
+    await auto.close();
+  }
+});
