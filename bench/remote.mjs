@@ -8,8 +8,11 @@
 // tests/docker/latency-proxy.mjs (`engine.sh latency DIR MS`: every chunk a
 // client sends held MS ms) otherwise. e2b: the E2B fake (tests/e2b/fake)
 // started with --latency-ms MS (every request taken up MS ms after it
-// arrives). One taskbox process (the real binary, stdio, the official MCP
-// SDK client) has one provider instance per cell.
+// arrives). Each of those with the instance's default supervisor (python3
+// in the sandbox) and with "supervisor": "static" (the static native
+// supervisor copied into the sandbox). One taskbox process (the real
+// binary, stdio, the official MCP SDK client) has one provider instance per
+// cell.
 //
 // Per cell and run, interleaved three at a time: the baseline (one raw GET
 // of a small file on the same backend and path: docker `GET
@@ -34,11 +37,14 @@
 //   BENCH_REMOTE_WAITS       waiting get_tasks per cell and run (default 3)
 //   BENCH_REMOTE_LATENCIES   added latencies in ms (default 0,50)
 //   BENCH_REMOTE_PROVIDERS   docker,e2b (the default) or one of them
+//   BENCH_REMOTE_SUPERVISORS auto,static (the default) or one of them: the
+//                            instances' "supervisor"; static needs
+//                            taskbox-supervisor-static beside TASKBOX_BIN
 //   BENCH_RESULTS            where to write remote.md and remote.json
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cellRuns, closeCells, copyTaskbox, fileStamp, isoSeconds, list, removeScratch, runMain, watchMachine } from "./lib/providerbench.mjs";
 import { OPS, REMOTE_SLEEP, WAKE, setupCell, timeCalls, timeWakeUps } from "./lib/remoteload.mjs";
@@ -56,6 +62,10 @@ const TASK_LIMIT = 120;
 // tasks' sleep.
 const LIGHT = { calls: 2, starts: 2, waits: 1 };
 
+// A cell's instance name: provider-latency, and -static for the static
+// supervisor.
+const cellInstance = (provider, ms, supervisor) => `${provider}-${ms}${supervisor === "static" ? "-static" : ""}`;
+
 async function main() {
   const srcBin = process.env.TASKBOX_BIN;
   if (!srcBin) throw new Error("TASKBOX_BIN is not set: run bench/run.sh");
@@ -66,6 +76,8 @@ async function main() {
   const latencies = list(process.env.BENCH_REMOTE_LATENCIES, "0,50").map(Number);
   const providers = list(process.env.BENCH_REMOTE_PROVIDERS, "docker,e2b");
   for (const p of providers) if (p !== "docker" && p !== "e2b") throw new Error(`BENCH_REMOTE_PROVIDERS: ${p}: docker or e2b`);
+  let supervisors = list(process.env.BENCH_REMOTE_SUPERVISORS, "auto,static");
+  for (const x of supervisors) if (x !== "auto" && x !== "static") throw new Error(`BENCH_REMOTE_SUPERVISORS: ${x}: auto or static`);
   if (latencies.some((x) => !Number.isInteger(x) || x < 0)) throw new Error("BENCH_REMOTE_LATENCIES: whole numbers of ms");
   const perSandbox = 2 + LIGHT.starts + LIGHT.waits + runs * (m + waits);
   if (perSandbox > TASK_LIMIT) throw new Error(`${perSandbox} tasks per sandbox would pass ${TASK_LIMIT}: fewer runs, starts or waits`);
@@ -74,6 +86,17 @@ async function main() {
   const notes = [];
 
   const { bin, stamp } = copyTaskbox(srcBin, scratch);
+  // The copy finds the static supervisor beside it, as an installed one does.
+  const staticSrc = join(dirname(srcBin), "taskbox-supervisor-static");
+  if (supervisors.includes("static")) {
+    if (existsSync(staticSrc)) {
+      copyFileSync(staticSrc, join(scratch, "taskbox-supervisor-static"));
+      stamp.staticSupervisor = fileStamp(staticSrc);
+    } else {
+      supervisors = supervisors.filter((x) => x !== "static");
+      notes.push(`no ${relative(join(here, ".."), staticSrc)}: the static supervisor not measured`);
+    }
+  }
   const plugins = {};
   for (const dir of (process.env.TASKBOX_PLUGIN_PATH || "").split(":").filter(Boolean))
     for (const p of providers)
@@ -101,21 +124,23 @@ async function main() {
       if (!engine) notes.push("no container engine could run here (engine.sh exit 77): docker not measured");
       else {
         log(`engine up in ${((performance.now() - ts) / 1000).toFixed(1)} s`);
-        for (const ms of latencies) {
-          const instance = `docker-${ms}`;
-          providerConfig[instance] = { plugin: "docker", settings: { host: engine.hosts[ms], image: engine.image } };
-          cells.push({ provider: "docker", latency: ms, instance, host: engine.hosts[ms] });
-        }
+        for (const ms of latencies)
+          for (const supervisor of supervisors) {
+            const instance = cellInstance("docker", ms, supervisor);
+            providerConfig[instance] = { plugin: "docker", supervisor, settings: { host: engine.hosts[ms], image: engine.image } };
+            cells.push({ provider: "docker", latency: ms, supervisor, instance, host: engine.hosts[ms] });
+          }
       }
     }
     if (providers.includes("e2b")) {
       fakes = await startFakes(latencies);
-      for (const ms of latencies) {
-        const instance = `e2b-${ms}`;
-        const fake = fakes.fakes[ms];
-        providerConfig[instance] = { plugin: "e2b", settings: { api_url: fake.apiUrl, sandbox_url: fake.sandboxUrl } };
-        cells.push({ provider: "e2b", latency: ms, instance, fake });
-      }
+      for (const ms of latencies)
+        for (const supervisor of supervisors) {
+          const instance = cellInstance("e2b", ms, supervisor);
+          const fake = fakes.fakes[ms];
+          providerConfig[instance] = { plugin: "e2b", supervisor, settings: { api_url: fake.apiUrl, sandbox_url: fake.sandboxUrl } };
+          cells.push({ provider: "e2b", latency: ms, supervisor, instance, fake });
+        }
     }
     if (!cells.length) throw new Error("nothing to measure");
     mkdirSync(join(scratch, "config"), { recursive: true });
@@ -169,7 +194,8 @@ async function main() {
     waits,
     light: LIGHT,
     latencies,
-    cells: cells.map((c) => ({ instance: c.instance, provider: c.provider, latency: c.latency, baseline: c.baseline?.what, wakeSleep: wakeSleep[c.instance], tasks: c.tasks })),
+    supervisors,
+    cells: cells.map((c) => ({ instance: c.instance, provider: c.provider, latency: c.latency, supervisor: c.supervisor, baseline: c.baseline?.what, wakeSleep: wakeSleep[c.instance], tasks: c.tasks })),
     ...stamp,
     plugins,
     podman: engine ? execFileSync("podman", ["--version"], { encoding: "utf8" }).trim() : null,

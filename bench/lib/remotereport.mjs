@@ -54,6 +54,7 @@ export function summariseRemote(meta, runs) {
         ...b,
         instance: c.instance,
         latency: c.latency,
+        supervisor: c.supervisor,
         ...r,
         verdict: r.n === 0 ? "NOT MEASURED" : r.median <= b.limit ? "PASS" : "FAIL",
         worstHolds: r.n > 0 && r.max <= b.limit,
@@ -65,13 +66,14 @@ export function summariseRemote(meta, runs) {
 export function writeRemoteResults(dir, meta, runs) {
   mkdirSync(dir, { recursive: true });
   const sum = summariseRemote(meta, runs);
-  const cellName = (c) => `${c.provider}, +${c.latency} ms`;
+  const sup = (c) => (c.supervisor === "static" ? ", static" : "");
+  const cellName = (c) => `${c.provider}, +${c.latency} ms${sup(c)}`;
   const md = [
     "## Remote providers: taskbox's calls against one raw request to the same backend",
     "",
     `Written by \`bench/run.sh\` (bench/remote.mjs) on ${meta.date}: ${runs.length} measured runs after one warm-up run. Each figure is the median (min–max) across runs of that run's value; each ratio is a call's p50 over the baseline's p50 measured in the same run on the same cell, interleaved with it, then summarised across runs. Latency in ms; lower is better.`,
     "",
-    `- taskbox ${meta.taskboxVersion}: ${meta.taskboxBin} (sha256 ${meta.taskboxSha256.slice(0, 16)}…, built ${meta.taskboxMtime}), copied once; plugins ${Object.entries(meta.plugins).map(([p, v]) => `${p}.so (sha256 ${v.sha256.slice(0, 16)}…, built ${v.mtime})`).join(", ") || "n/a"}; ${meta.podman || "no engine"}; node ${meta.node}.`,
+    `- taskbox ${meta.taskboxVersion}: ${meta.taskboxBin} (sha256 ${meta.taskboxSha256.slice(0, 16)}…, built ${meta.taskboxMtime}), copied once; plugins ${Object.entries(meta.plugins).map(([p, v]) => `${p}.so (sha256 ${v.sha256.slice(0, 16)}…, built ${v.mtime})`).join(", ") || "n/a"}${meta.staticSupervisor ? `; taskbox-supervisor-static (sha256 ${meta.staticSupervisor.sha256.slice(0, 16)}…, built ${meta.staticSupervisor.mtime}) beside the copy` : ""}; ${meta.podman || "no engine"}; node ${meta.node}.`,
     machineLine(meta),
     `- run time ${meta.seconds.toFixed(0)} s (engine, fakes and sandboxes set up in ${fmt(meta.setupSeconds)} s); per cell and run: ${meta.calls} baselines and ${meta.calls} get_tasks of each kind, ${meta.starts} start_tasks and ${meta.starts} run_commands, ${meta.waits} waiting get_tasks (the warm-up run ${meta.light.calls}, ${meta.light.starts} and ${meta.light.waits}).`,
     ...meta.notes.map((x) => `- Note: ${x}`),
@@ -83,7 +85,7 @@ export function writeRemoteResults(dir, meta, runs) {
     row(["budget", "cell", "p50 ratio, median (min–max)", "verdict", "worst run holds"]),
     row(["---", "---", "---:", "---", "---"]),
     ...sum.budgets.map((b) =>
-      row([`${b.provider} ${b.op} p50 <= ${b.limit}x ${b.baseline}`, `+${b.latency} ms`, range(b), `**${b.verdict}**`, b.worstHolds ? "yes" : "no"]),
+      row([`${b.provider} ${b.op} p50 <= ${b.limit}x ${b.baseline}`, `+${b.latency} ms${sup(b)}`, range(b), `**${b.verdict}**`, b.worstHolds ? "yes" : "no"]),
     ),
     "",
     "### Calls against the baseline",
@@ -115,7 +117,7 @@ export function writeRemoteResults(dir, meta, runs) {
     "",
     "### Method",
     "",
-    "One taskbox binary (`taskbox serve` on stdio, the official MCP SDK client, one call at a time) with one provider instance per cell in its config; its plugins are those of TASKBOX_PLUGIN_PATH. **docker**: podman's Docker API service on a unix socket with the locally built test image (tests/docker/engine.sh start); at +N ms the plugin's `host` is the socket of tests/docker/latency-proxy.mjs (`engine.sh latency DIR N`), which forwards each connection to the engine and holds every chunk the client sends for N ms (the answers pass at once), so every request the plugin makes costs N ms more. **e2b**: the E2B fake (tests/e2b/fake/server.mjs `--latency-ms N`), which takes each request up N ms after it arrives, on both planes, so the first byte of every answer (a Connect stream's first envelope included) leaves N ms later; the later chunks of a stream are not delayed. The e2b plugin's `api_url` and `sandbox_url` name that fake.",
+    "One taskbox binary (`taskbox serve` on stdio, the official MCP SDK client, one call at a time) with one provider instance per cell in its config; its plugins are those of TASKBOX_PLUGIN_PATH. **docker**: podman's Docker API service on a unix socket with the locally built test image (tests/docker/engine.sh start); at +N ms the plugin's `host` is the socket of tests/docker/latency-proxy.mjs (`engine.sh latency DIR N`), which forwards each connection to the engine and holds every chunk the client sends for N ms (the answers pass at once), so every request the plugin makes costs N ms more. **e2b**: the E2B fake (tests/e2b/fake/server.mjs `--latency-ms N`), which takes each request up N ms after it arrives, on both planes, so the first byte of every answer (a Connect stream's first envelope included) leaves N ms later; the later chunks of a stream are not delayed. The e2b plugin's `api_url` and `sandbox_url` name that fake. Each provider and latency twice: with the instance's default supervisor (python3 in the sandbox: `\"supervisor\": \"auto\"`) and, in the cells marked static, with `\"supervisor\": \"static\"` (the static native supervisor, copied into the cell's sandbox by its first verb, before anything is timed).",
     "",
     "Per cell: one sandbox (`create_sandbox` with `provider`), a running task (`echo ready; exec sleep 2987`) and a finished one (`echo done`), made before anything is timed. Per run, the cells take turns (the order rotated each run); on each cell the baseline, get_task on the running task (state checked `running`), get_task on the finished task (checked `succeeded` with its output), start_task (`true`) and run_command (`true`, exit code checked) take turns three calls at a time; then the waiting get_tasks. Latency is `performance.now()` around each call in the client. The warm-up run also sets each cell's S: 0.2 s plus that cell's start_task p50 plus its get_task (running) p50 in that run, rounded up to 0.1 s, between 0.3 and 5 s; the machine's other load stretches S with the calls it covers.",
     "",
