@@ -110,15 +110,19 @@ again:
 	case TB_SUP_STATIC:
 		*never_ran = 1;
 		if (uploaded) {
+			size_t shown = res->err.len > 300 ? 300 : res->err.len;
+
+			while (shown > 0 && res->err.data[shown - 1] == '\n')
+				shown--;
 			snprintf(err, errlen,
 			         "sandbox %s %s, and the static supervisor "
-			         "copied to %s does not run there (exit %d): "
-			         "%.*s",
+			         "copied to %s does not run there (exit %d: "
+			         "%.*s); %s",
 			         box->id, tb_sup_static_why(box), argv[0],
-			         res->exit_code,
-			         (int)(res->err.len > 300 ? 300 : res->err.len),
+			         res->exit_code, (int)shown,
 			         res->err.data ? (const char *)res->err.data
-			                       : "");
+			                       : "",
+			         tb_sup_static_remedy(box));
 			tb_exec_result_free(res);
 			return TASKBOX_E_UNSUPPORTED;
 		}

@@ -168,8 +168,7 @@ const char *tb_sup_static_why(const struct tb_box *box)
 	           : "has no python3";
 }
 
-/* What to do when the static supervisor cannot run in BOX. */
-static const char *remedy(const struct tb_box *box)
+const char *tb_sup_static_remedy(const struct tb_box *box)
 {
 	return box->inst->static_supervisor
 	           ? "set the instance's \"supervisor\" to \"auto\""
@@ -198,7 +197,7 @@ static int run_script(struct tb_box *box, const char *script, const char *a1,
 		         box->id, tb_sup_static_why(box), path, machine,
 		         (int)(res.out.len > 64 ? 64 : res.out.len),
 		         res.out.data ? (const char *)res.out.data : "?",
-		         remedy(box));
+		         tb_sup_static_remedy(box));
 		rc = TASKBOX_E_UNSUPPORTED;
 	} else if (res.exit_code != 0 || res.timed_out) {
 		snprintf(err, errlen,
@@ -233,7 +232,8 @@ int tb_sup_upload(struct tb_box *box, char *err, size_t errlen)
 		         "sandbox %s %s, and this taskbox has no static "
 		         "supervisor to copy there (" STATIC_NAME
 		         " is not installed beside it); %s",
-		         box->id, tb_sup_static_why(box), remedy(box));
+		         box->id, tb_sup_static_why(box),
+		         tb_sup_static_remedy(box));
 		return TASKBOX_E_UNSUPPORTED;
 	}
 	snprintf(tmp, sizeof(tmp), SANDBOX_DIR "/.upload-%ld-%u",

@@ -32,6 +32,10 @@ void tb_sup_mark_pythonless(const struct tb_box *box);
  * or "is set to run the static supervisor (...)". */
 const char *tb_sup_static_why(const struct tb_box *box);
 
+/* What to do when the static supervisor cannot run in BOX: use an image
+ * with python3, or set the instance's "supervisor" to "auto". */
+const char *tb_sup_static_remedy(const struct tb_box *box);
+
 /* Copies the static supervisor into BOX's sandbox at
  * tb_sup_static_sandbox_path(): checks the sandbox's machine type against
  * the host's, writes a temporary file with mode 0700 and renames it into

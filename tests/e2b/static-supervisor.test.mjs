@@ -3,10 +3,13 @@
 // supervisor into the sandbox at the first verb, and every verb runs that
 // copy: the task's supervisor, the wait verb that wakes a waiting call,
 // cancel. A second task and a fresh server use the copy already there. A
-// server of the default kind reads and cancels the static one's tasks.
+// server of the default kind reads and cancels the static one's tasks. A
+// copy that cannot run refuses the verb with the reason and the remedy; a
+// taskbox without a static supervisor runs python3.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readlinkSync } from "node:fs";
+import { chmodSync, readlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { startFake } from "./fake/spawn.mjs";
 import { callTool, scratchDir, startServer, writeConfig } from "../lib/client.mjs";
 
@@ -23,7 +26,7 @@ after(async () => {
   if (fake) await fake.stop();
 });
 
-const server = (cfg) => startServer({ args: ["--config", cfg], env: { E2B_API_KEY: fake.apiKey } });
+const server = (cfg, env = {}) => startServer({ args: ["--config", cfg], env: { E2B_API_KEY: fake.apiKey, ...env } });
 
 async function call(s, name, args) {
   const r = await callTool(s.client, name, args);
@@ -83,5 +86,42 @@ test("every verb runs the static supervisor copied into the sandbox once", { tim
   } finally {
     await s.close();
     await auto.close();
+  }
+});
+
+test("a static supervisor that cannot run in the sandbox refuses the verb, naming why and what to do", { timeout: 120000 }, async () => {
+  // Stands in for a binary the sandbox cannot execute: found, copied, and
+  // then "not run" (exit 127, nothing on stdout) when the verb runs it.
+  const bad = join(scratchDir(), "taskbox-supervisor-static");
+  writeFileSync(bad, "#!/bin/sh\necho cannot execute >&2\nexit 127\n");
+  chmodSync(bad, 0o755);
+  const s = await server(staticCfg, { TASKBOX_SUPERVISOR_STATIC: bad });
+  try {
+    const { sandbox_id } = await call(s, "create_sandbox", {});
+    const r = await callTool(s.client, "start_task", { sandbox_id, command: "echo never" });
+    assert.ok(r.isError, JSON.stringify(r.structuredContent));
+    const text = r.content[0].text;
+    assert.match(text, /is set to run the static supervisor \(its instance's \\?"supervisor\\?": \\?"static\\?"\)/);
+    assert.match(text, /does not run there \(exit 127: cannot execute/);
+    assert.match(text, /set the instance's \\?"supervisor\\?" to \\?"auto\\?"/);
+    // Nothing was started, and the server still serves.
+    const ls = await call(s, "run_command", { sandbox_id, command: "ls .taskbox/tasks 2>/dev/null | grep -c '^[0-9a-f]\\{32\\}$' || true" });
+    assert.equal(ls.stdout.trim(), "0");
+    await call(s, "kill_sandbox", { sandbox_id });
+  } finally {
+    await s.close();
+  }
+});
+
+test("a taskbox without a static supervisor runs python3 for a \"static\" instance", { timeout: 120000 }, async () => {
+  const s = await server(staticCfg, { TASKBOX_SUPERVISOR_STATIC: join(scratchDir(), "none") });
+  try {
+    const { sandbox_id } = await call(s, "create_sandbox", {});
+    const t = await call(s, "start_task", { sandbox_id, command: "sleep 30" });
+    assert.match(await supervisorProgram(s, sandbox_id, t.task_id), /python3/);
+    assert.equal((await call(s, "cancel_task", { sandbox_id, task_id: t.task_id })).state, "cancelled");
+    await call(s, "kill_sandbox", { sandbox_id });
+  } finally {
+    await s.close();
   }
 });
