@@ -101,10 +101,10 @@ Test(config, unknown_keys_at_the_root)
 
 Test(config, unknown_keys_in_an_instance)
 {
-	PROBLEMS(
-	    "{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
-	    "\"x\", \"token\": \"abc\"}}}",
-	    "$.providers.a.token: unknown key (allowed: plugin, settings)");
+	PROBLEMS("{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
+	         "\"x\", \"token\": \"abc\"}}}",
+	         "$.providers.a.token: unknown key (allowed: plugin, settings, "
+	         "supervisor)");
 }
 
 Test(config, unknown_keys_in_mask)
@@ -205,6 +205,32 @@ Test(config, settings_must_be_an_object)
 	PROBLEMS("{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
 	         "\"x\", \"settings\": \"{}\"}}}",
 	         "$.providers.a.settings: must be an object, not a string");
+}
+
+Test(config, supervisor_is_auto_unless_static)
+{
+	struct tb_config *cfg = tb_config_parse(
+	    "{\"default\": \"a\", \"providers\": {"
+	    "\"a\": {\"plugin\": \"x\", \"supervisor\": \"static\"},"
+	    "\"b\": {\"plugin\": \"x\", \"supervisor\": \"auto\"},"
+	    "\"c\": {\"plugin\": \"x\"}}}",
+	    "t.json", err, sizeof err);
+
+	cr_assert_not_null(cfg, "%s", err);
+	cr_assert(cfg->instances[0].static_supervisor);
+	cr_assert_not(cfg->instances[1].static_supervisor);
+	cr_assert_not(cfg->instances[2].static_supervisor);
+	tb_config_free(cfg);
+}
+
+Test(config, supervisor_must_be_auto_or_static)
+{
+	PROBLEMS("{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
+	         "\"x\", \"supervisor\": \"python3\"}}}",
+	         "$.providers.a.supervisor: must be \"auto\" or \"static\"");
+	PROBLEMS("{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
+	         "\"x\", \"supervisor\": true}}}",
+	         "$.providers.a.supervisor: must be a string, not a boolean");
 }
 
 Test(config, mask_must_be_an_object_with_an_array)
