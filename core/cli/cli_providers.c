@@ -32,10 +32,9 @@ static void list_plugin(const char *name, const char *path, void *arg)
 	tb_plugin_release(p);
 }
 
-/* Starts and stops every configured instance; returns how many failed. */
-/* Ends an instance's line with which supervisor runs its verbs: the
- * host's native one, python3, or a copy of the static one (always when
- * STATIC, where python3 is missing otherwise). */
+/* Ends an instance's line with the supervisor its verbs run: the host's
+ * native one, or a copy of the static one when STATIC_WANTED, else python3
+ * (and the static copy where a sandbox has no python3). */
 static void print_supervisor(int native, bool static_wanted)
 {
 	const char *copy =
@@ -53,6 +52,7 @@ static void print_supervisor(int native, bool static_wanted)
 		       copy ? copy : "");
 }
 
+/* Starts and stops every configured instance; returns how many failed. */
 static unsigned probe_instances(const struct tb_config *cfg)
 {
 	unsigned failed = 0;
