@@ -3,6 +3,7 @@
 #ifndef TB_REGISTRY_H
 #define TB_REGISTRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "taskbox/provider.h"
 
@@ -13,7 +14,7 @@ struct tb_instance {
 	const char *name; /* the config's key, e.g. "work" */
 	const struct taskbox_provider *plugin; /* the loaded descriptor */
 	void *handle;                          /* what plugin init returned */
-	int static_supervisor; /* the config's "supervisor": "static" */
+	bool static_supervisor; /* the config's "supervisor": "static" */
 };
 
 /* Loads and initialises every instance named in cfg. On failure writes a
