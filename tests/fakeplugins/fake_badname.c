@@ -10,6 +10,7 @@ static const struct taskbox_provider desc = {
     "a mismatched name",
     FAKE_OPS,
     0,
+    NULL,
 };
 
 TASKBOX_PROVIDER_DEFINE(desc)

@@ -21,6 +21,7 @@ static const struct taskbox_provider desc = {
     {initfail_init, fake_fini, fake_create, fake_connect, fake_close, fake_exec,
      fake_read_file, fake_destroy, NULL, NULL},
     0,
+    NULL,
 };
 
 TASKBOX_PROVIDER_DEFINE(desc)

@@ -11,6 +11,7 @@ static const struct taskbox_provider desc = {
     "no entry for this ABI major",
     FAKE_OPS,
     0,
+    NULL,
 };
 
 TASKBOX_EXPORT const struct taskbox_provider *taskbox_provider_entry_v2(void);

@@ -11,6 +11,7 @@ static const struct taskbox_provider desc = {
     {fake_init, fake_fini, fake_create, fake_connect, fake_close, NULL,
      fake_read_file, fake_destroy, NULL, NULL},
     0,
+    NULL,
 };
 
 TASKBOX_PROVIDER_DEFINE(desc)

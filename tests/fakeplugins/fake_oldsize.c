@@ -11,6 +11,7 @@ static const struct taskbox_provider desc = {
     "only the required ops count",
     FAKE_OPS,
     TASKBOX_FEATURE_HOST_EXEC, /* past struct_size: reads as 0 */
+    NULL,
 };
 
 TASKBOX_PROVIDER_DEFINE(desc)

@@ -10,6 +10,7 @@ static const struct taskbox_provider desc = {
     "struct_size too short",
     FAKE_OPS,
     0,
+    NULL,
 };
 
 TASKBOX_PROVIDER_DEFINE(desc)

@@ -71,6 +71,7 @@ static struct taskbox_provider good(void)
 	    {ok_init, ok_fini, ok_create, ok_connect, ok_close, ok_exec,
 	     ok_read, ok_destroy, NULL, ok_renew},
 	    TASKBOX_FEATURE_HOST_EXEC,
+	    NULL,
 	};
 	return d;
 }

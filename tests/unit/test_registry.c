@@ -64,8 +64,8 @@ Test(registry, plugin_output_comes_in_host_memory)
 	struct tb_config *cfg = config("{\"default\": \"a\", \"providers\": "
 	                               "{\"a\": {\"plugin\": \"fake_good\"}}}");
 	const char *argv[] = {"echo", "hi", NULL};
-	struct taskbox_exec_req req = {sizeof req, argv, NULL, NULL,
-	                               1000,       0,    NULL, NULL};
+	struct taskbox_exec_req req = {
+	    .struct_size = sizeof req, .argv = argv, .timeout_ms = 1000};
 	struct taskbox_exec_result res = {sizeof res, 0, 0, 0, 0, {0}, {0}};
 	const struct tb_instance *in;
 	char id[TASKBOX_SANDBOX_ID_MAX];

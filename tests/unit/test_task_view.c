@@ -135,7 +135,8 @@ static struct taskbox_provider provider = {
     .ops = {.read_file = fake_read_file, .exec = fake_exec},
     .read_files = fake_read_files,
 };
-static const struct tb_instance inst = {"fake", &provider, NULL};
+static const struct tb_instance inst = {
+    .name = "fake", .plugin = &provider, .handle = NULL};
 
 static const char running[] =
     "{\"format\": 1, \"task_id\": \"" TID "\", \"state\": \"running\", "
