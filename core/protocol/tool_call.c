@@ -230,7 +230,11 @@ static bool park(struct tb_call *c)
 	count_parked(c->mcp, 1);
 	int fd = c->park_fd;
 	c->park_fd = -1;
+	/* Once added, c may be resumed on a worker, answered and freed at
+	 * once; resume takes c->lock first, so c lives until this unlock. */
+	pthread_mutex_lock(&c->lock);
 	if (tb_parker_add_fd(p, &c->park, c->park_ms, fd) < 0) {
+		pthread_mutex_unlock(&c->lock);
 		count_parked(c->mcp, -1);
 		return false;
 	}
@@ -238,6 +242,7 @@ static bool park(struct tb_call *c)
 	 * wake: wake it here. */
 	if (tb_call_is_cancelled(c))
 		tb_parker_wake(p, &c->park);
+	pthread_mutex_unlock(&c->lock);
 	return true;
 }
 
@@ -287,6 +292,9 @@ static void resume(void *arg)
 	struct tb_call *c = arg;
 	json_t *out = NULL;
 
+	/* Waits for park() to be done with c (see there). */
+	pthread_mutex_lock(&c->lock);
+	pthread_mutex_unlock(&c->lock);
 	count_parked(c->mcp, -1);
 	int rc = run_step(c, &out);
 
