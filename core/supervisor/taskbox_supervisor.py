@@ -1375,14 +1375,16 @@ def verb_wait(opts):
         if again is None and not os.path.isdir(tdir):
             raise Refusal("not_found", "task %s was removed" % opts["--id"])
         record = again or record
-    for fd in (pidfd, renamed, written):
-        if fd is not None:
-            os.close(fd)
     # The pages are read after the record: a terminal record's pages hold
     # every byte it counts.
     for stream, offset, limit in pages:
         record[stream + "_page"] = read_page(tdir, stream, offset, limit)
     say(record)
+    # After the answer: closing an inotify descriptor with a watch waits
+    # for the kernel's grace period, 0.4 ms here, several under load.
+    for fd in (pidfd, renamed, written):
+        if fd is not None:
+            os.close(fd)
 
 
 def page_options(opts):

@@ -9,6 +9,7 @@ Each test works in its own temporary home directory.
 """
 import base64
 import ctypes
+import fcntl
 import itertools
 import json
 import os
@@ -39,6 +40,8 @@ STATUS_KEYS = ["format", "task_id", "state", "command", "cwd", "timeout",
 TERMINAL = ("succeeded", "failed", "cancelled", "timed_out")
 # Generous bounds for waiting on real processes (never speed assertions).
 PATIENCE = 60.0
+# fcntl(2): a pipe's capacity (Linux; Python 3.10 names it).
+F_SETPIPE_SZ = 1031
 # The heartbeat is rewritten at least every second: one read at any moment
 # is at most this old (ms), scheduling included.
 HEARTBEAT_MAX_AGE = 1500
@@ -86,6 +89,15 @@ def fd_kinds(pid):
     except OSError:
         pass
     return kinds
+
+
+def wchan(pid):
+    """Where in the kernel PID sleeps (/proc/PID/wchan), or ""."""
+    try:
+        with open("/proc/%d/wchan" % pid) as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 def read_syscalls(pid):
@@ -1491,6 +1503,49 @@ class TestWaitVerb(SupervisorCase):
         out, _ = proc.communicate(timeout=PATIENCE)
         self.assertEqual(proc.returncode, 0, out)
         self.assertEqual(json.loads(out)["state"], "cancelled")
+
+    def test_the_answer_leaves_before_the_watches_close(self):
+        """The verb writes its answer before it closes its inotify
+        descriptors (closing one waits for the kernel's grace period,
+        which the waiting host must not). Its stdout is a full pipe, so
+        its answer's write blocks: the watches are still open then."""
+        tid = self.start("sleep 30")["task_id"]
+        rd, wr = os.pipe()
+        try:
+            fcntl.fcntl(wr, F_SETPIPE_SZ, 4096)
+            os.set_blocking(wr, False)
+            filler = 0
+            try:
+                while True:
+                    filler += os.write(wr, b"x" * 512)
+            except BlockingIOError:
+                pass
+            os.set_blocking(wr, True)
+            proc = subprocess.Popen(
+                PREFIX + ["wait", "--root", ROOT, "--id", tid, "--wait",
+                          "60"],
+                cwd=self.home, env=self.env, stdin=subprocess.DEVNULL,
+                stdout=wr, stderr=subprocess.DEVNULL)
+        finally:
+            os.close(wr)
+        self.pids_to_kill.append(proc.pid)
+        deadline = time.monotonic() + PATIENCE
+        verb = None
+        while verb is None and time.monotonic() < deadline:
+            verb = next((pid for pid in [proc.pid] + descendants(proc.pid)
+                         if "anon_inode:inotify" in fd_kinds(pid)), None)
+            time.sleep(0.01)
+        self.assertIsNotNone(verb, "the verb watches the task's directory")
+        self.call("cancel", "--root", ROOT, "--id", tid)
+        while "pipe_write" not in wchan(verb) and \
+                time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertIn("pipe_write", wchan(verb), "the answer's write blocks")
+        self.assertIn("anon_inode:inotify", fd_kinds(verb))
+        with os.fdopen(rd, "rb") as pipe:
+            out = pipe.read()
+        self.assertEqual(proc.wait(PATIENCE), 0)
+        self.assertEqual(json.loads(out[filler:])["state"], "cancelled")
 
     def test_a_killed_supervisor_ends_it(self):
         record = self.start("sleep 30")
