@@ -9,6 +9,7 @@ EXTRA_DIST += \
 	bench/k8s.mjs \
 	bench/echo.c \
 	bench/stamp.c \
+	bench/seen.c \
 	bench/lib/figures.mjs \
 	bench/lib/httpclient.mjs \
 	bench/lib/httpload.mjs \

@@ -47,7 +47,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cellRuns, closeCells, copyTaskbox, fileStamp, isoSeconds, list, removeScratch, runMain, watchMachine } from "./lib/providerbench.mjs";
-import { OPS, REMOTE_SLEEP, WAKE, setupCell, timeCalls, timeWakeUps } from "./lib/remoteload.mjs";
+import { OPS, REMOTE_SLEEP, WAKE, WAKE_SEEN, setupCell, timeCalls, timeWakeUps } from "./lib/remoteload.mjs";
 import { writeRemoteResults } from "./lib/remotereport.mjs";
 import { startEngine, startFakes, stopEngine } from "./lib/remotesetup.mjs";
 import { reapLeftovers } from "./lib/rounds.mjs";
@@ -158,7 +158,7 @@ async function main() {
     runsOut = await cellRuns({
       runs,
       cells,
-      ops: [...OPS, WAKE],
+      ops: [...OPS, WAKE, WAKE_SEEN],
       log,
       measure: async (cell, rec, light) => {
         await timeCalls(tb, cell, rec, light ? LIGHT.calls : n, light ? LIGHT.starts : m);

@@ -10,8 +10,9 @@
 #   telemetry and no downloads of their own);
 # - gnuplot for the chart (installs Debian's gnuplot-nox when run as root);
 # - builds taskbox in $BENCH_BUILD_DIR (default: a directory under $TMPDIR)
-#   unless $TASKBOX_BIN names a built binary, the C echo loop bench/echo.c
-#   and bench/stamp.c (the wait figure's clock).
+#   unless $TASKBOX_BIN names a built binary, the C echo loop bench/echo.c,
+#   bench/stamp.c (the wait figure's clock) and bench/seen.c (the remote
+#   wake-up's record in place).
 # - then bench/http.mjs: taskbox's Streamable HTTP transport beside the SDK's
 #   own HTTP server (bench/peer/), and the cost of parked waits;
 # - then bench/modern.mjs: MCP 2026-07-28 requests against legacy ones on the
@@ -108,7 +109,11 @@ ${CC:-cc} -O2 -std=c11 -Wall -Wextra -o "$BENCH_ECHO_BIN" "$here/echo.c"
 BENCH_STAMP_BIN=$build/bench-stamp
 ${CC:-cc} -O2 -std=c11 -Wall -Wextra -o "$BENCH_STAMP_BIN" "$here/stamp.c"
 
-export TASKBOX_BIN BENCH_ECHO_BIN BENCH_STAMP_BIN
+# The moment a remote wake-up's record is put in place.
+BENCH_SEEN_BIN=$build/bench-seen
+${CC:-cc} -O2 -std=c11 -Wall -Wextra -o "$BENCH_SEEN_BIN" "$here/seen.c"
+
+export TASKBOX_BIN BENCH_ECHO_BIN BENCH_STAMP_BIN BENCH_SEEN_BIN
 export TASKBOX_PLUGIN_PATH=${TASKBOX_PLUGIN_PATH:-}
 only=${BENCH_ONLY:-}
 case $only in
