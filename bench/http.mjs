@@ -19,9 +19,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HttpSession, connection } from "./lib/httpclient.mjs";
 import { CONCURRENCY, cell, closeTarget, target } from "./lib/httpload.mjs";
-import { listenFixed, listenPeer, listenTaskbox } from "./lib/httpservers.mjs";
+import { listenFixed, listenHeld, listenPeer, listenTaskbox } from "./lib/httpservers.mjs";
 import { writeHttpResults } from "./lib/httpreport.mjs";
-import { PARK_SLEEP, httpApi, parkedWaits, singleWaits, stdioApi } from "./lib/parked.mjs";
+import { PARK_SLEEP, heldFloor, httpApi, parkedWaits, singleWaits, stdioApi } from "./lib/parked.mjs";
 import { cpuTicks, loadAverage, machineTicks } from "./lib/procfs.mjs";
 import { rawStdio } from "./lib/rawstdio.mjs";
 import { reapLeftovers, waitFor } from "./lib/rounds.mjs";
@@ -236,6 +236,21 @@ async function main() {
       log(notes.at(-1));
     } finally {
       await api?.close().catch(() => {});
+      await stopServer(srv);
+    }
+  }
+  // The load client's floor for that burst: the same calls, held by a
+  // trivial server and released as the first HTTP run's tasks ended.
+  if (waits.http?.exitOffsetsMs) {
+    let srv = null;
+    try {
+      srv = await listenHeld();
+      waits.floor = await heldFloor(srv, nWaits, waits.http.exitOffsetsMs);
+      log(`the client's floor for the burst: ${JSON.stringify(waits.floor)}`);
+    } catch (e) {
+      notes.push(`the client's floor for the burst failed: ${e.message.split("\n")[0]}`);
+      log(notes.at(-1));
+    } finally {
       await stopServer(srv);
     }
   }

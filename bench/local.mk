@@ -34,6 +34,7 @@ EXTRA_DIST += \
 	bench/lib/taskcalls.mjs \
 	bench/lib/wait.mjs \
 	bench/peer/fixed.mjs \
+	bench/peer/held.mjs \
 	bench/peer/server.mjs \
 	bench/package.json \
 	bench/package-lock.json \

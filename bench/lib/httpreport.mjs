@@ -131,6 +131,13 @@ function waitRows(waits) {
     row(["---", ...cols.map(() => "---:"), "---", "---"])];
   for (const [name, get, budget, judge] of rows)
     out.push(row([name, ...cols.map(([, w]) => get(w)), budget, judge ? cols.map(([, w]) => `**${judge(w)}**`).join(" / ") : ""]));
+  const f = waits.floor;
+  if (f)
+    out.push("", `The load client's floor for the burst over HTTP: the same ${waits.http?.waits ?? "n/a"} calls (a connection each, in 10 sessions) sent to bench/peer/held.mjs, ` +
+      "a trivial node server that holds them and answers each task's calls at once when told to, told so at the times the first HTTP run's tasks ended " +
+      `(${(waits.http?.exitOffsetsMs || []).map((x) => fmt(x)).join(", ")} ms after the first): from the release to the answer, p50 ${fmt(f.lateP50)} ms, p99 ${fmt(f.lateP99)}, max ${fmt(f.lateMax)}; ` +
+      `first release to last answer ${fmt(f.answerSpanMs)} ms, the client's CPU meanwhile ${fmt(f.answerClientCpuMs)} ms${f.failed ? `; ${f.failed} failed: "${shortError(f.firstError)}"` : ""}. ` +
+      `taskbox's p50 over HTTP (defaults) is ${fmt(waits.http?.lateP50 / f.lateP50)}x the floor's, its p99 ${fmt(waits.http?.lateP99 / f.lateP99)}x.`);
   out.push("", `One wait at a time over HTTP (defaults), task exit to return, 20 waits: p50 ${fmt(quantile(single, 0.5))} ms, p99 ${fmt(quantile(single, 0.99))} ms ` +
     `(budget 5 / 10 ms: **${verdict(quantile(single, 0.5), "<=", 5)}** / **${verdict(quantile(single, 0.99), "<=", 10)}**); the same over stdio is the "wait:" figure of the stdio section above.`);
   return out;

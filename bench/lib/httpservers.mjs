@@ -1,6 +1,7 @@
 // The HTTP servers the HTTP figures drive: taskbox (`serve --http`), the
-// SDK peer (bench/peer/server.mjs) and the trivial fixed-body server that
-// gives the client's ceiling (bench/peer/fixed.mjs). Each listens on a free
+// SDK peer (bench/peer/server.mjs), the trivial fixed-body server that
+// gives the client's ceiling (bench/peer/fixed.mjs) and the holding one
+// that gives its floor for the parked waits' burst (bench/peer/held.mjs). Each listens on a free
 // loopback port and says where on stderr.
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
@@ -64,4 +65,8 @@ export function listenPeer(root, token) {
 
 export function listenFixed() {
   return listen("fixed", [process.execPath, join(peerDir, "fixed.mjs")], { PATH: SYSTEM_PATH });
+}
+
+export function listenHeld() {
+  return listen("held", [process.execPath, join(peerDir, "held.mjs")], { PATH: SYSTEM_PATH });
 }

@@ -162,10 +162,77 @@ export async function parkedWaits(api, { n = 1000, tasks = 10, windowMs = 10000,
     out.lateMax = quantile(late, 1);
     // From the first task's exit to the last answer.
     out.answerSpanMs = Math.max(...returned.filter(Number.isFinite)) - Math.min(...exits);
+    // When each task ended after the first (the floor releases its calls
+    // alike).
+    out.exitOffsetsMs = exits.map((e) => e - Math.min(...exits));
   } finally {
     await api.call("kill_sandbox", { sandbox_id: sb }, 30000).catch(() => {});
   }
   return out;
+}
+
+// The load client's floor for the burst over HTTP: n calls sent as the
+// parked waits are (httpApi: a connection each, in 10 sessions), cycled
+// over as many task ids as offsetsMs has, to bench/peer/held.mjs, which
+// holds them all; then each task's calls are released at its offset (the
+// times the parked waits' tasks ended, after the first). A call's lateness
+// is its return minus the moment before its release was sent. Returns {
+// lateP50, lateP99, lateMax, answerSpanMs, answerClientCpuMs, failed }.
+export async function heldFloor(server, n, offsetsMs) {
+  const api = await httpApi(server, null);
+  const origin = new URL(server.url).origin;
+  const tasks = offsetsMs.length;
+  try {
+    const send = await api.waiters(n);
+    const returned = new Array(n).fill(NaN);
+    let failed = 0;
+    let firstError = null;
+    const calls = send.map((fn, i) =>
+      fn("get_task", { sandbox_id: "held", task_id: `t${i % tasks}`, stdout_offset: STAMP_BYTES, wait: 30 }, 60000).then(
+        (v) => {
+          returned[i] = wallMs();
+          if (v.state !== "succeeded") throw new Error(`state ${v.state}`);
+        },
+        (e) => {
+          failed++;
+          firstError ||= e.message;
+        },
+      ),
+    );
+    const deadline = performance.now() + 60000;
+    let nHeld = 0;
+    while ((nHeld = Number(await (await fetch(`${origin}/held`)).text())) < n) {
+      if (performance.now() > deadline || failed) throw new Error(`held ${nHeld} of ${n}${firstError ? `: ${firstError}` : ""}`);
+      await sleepMs(100);
+    }
+    await sleepMs(500);
+    const client0 = process.cpuUsage();
+    const t0 = performance.now();
+    const released = new Array(tasks).fill(NaN);
+    const order = offsetsMs.map((ms, k) => [ms, k]).sort((a, b) => a[0] - b[0]);
+    for (const [ms, k] of order) {
+      const wait = t0 + ms - performance.now();
+      if (wait > 0) await sleepMs(wait);
+      released[k] = wallMs();
+      const r = await fetch(`${origin}/release?task_id=t${k}`, { method: "POST" });
+      await r.text();
+    }
+    await Promise.all(calls);
+    const client1 = process.cpuUsage(client0);
+    const late = [];
+    returned.forEach((t, i) => Number.isFinite(t) && late.push(t - released[i % tasks]));
+    return {
+      lateP50: quantile(late, 0.5),
+      lateP99: quantile(late, 0.99),
+      lateMax: quantile(late, 1),
+      answerSpanMs: Math.max(...returned.filter(Number.isFinite)) - Math.min(...released),
+      answerClientCpuMs: (client1.user + client1.system) / 1000,
+      failed,
+      firstError,
+    };
+  } finally {
+    await api.close().catch(() => {});
+  }
 }
 
 // One wait at a time (nothing else in flight), as bench/lib/wait.mjs does on
