@@ -1397,6 +1397,19 @@ class TestWaitVerb(SupervisorCase):
     """The wait verb answers when the task ends, a log grows past its
     offset, or its supervisor is gone; otherwise when its time is up."""
 
+    def watching_verb(self, proc):
+        """The pid of the wait verb proc runs (proc or a descendant) once
+        it watches the task's directory; to be killed at the end."""
+        self.pids_to_kill.append(proc.pid)
+        deadline = time.monotonic() + PATIENCE
+        verb = None
+        while verb is None and time.monotonic() < deadline:
+            verb = next((pid for pid in [proc.pid] + descendants(proc.pid)
+                         if "anon_inode:inotify" in fd_kinds(pid)), None)
+            time.sleep(0.01)
+        self.assertIsNotNone(verb, "the verb watches the task's directory")
+        return verb
+
     def waited(self, tid, *options, prefix=None):
         """(seconds the verb took, the record it printed)."""
         began = time.monotonic()
@@ -1485,14 +1498,7 @@ class TestWaitVerb(SupervisorCase):
                       "--stdout-offset", "0"],
             cwd=self.home, env=self.env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.pids_to_kill.append(proc.pid)
-        deadline = time.monotonic() + PATIENCE
-        verb = None
-        while verb is None and time.monotonic() < deadline:
-            verb = next((pid for pid in [proc.pid] + descendants(proc.pid)
-                         if "anon_inode:inotify" in fd_kinds(pid)), None)
-            time.sleep(0.01)
-        self.assertIsNotNone(verb, "the verb watches the task's directory")
+        verb = self.watching_verb(proc)
         if "anon_inode:[pidfd]" in fd_kinds(verb):
             before = read_syscalls(verb)
             time.sleep(1)
@@ -1528,15 +1534,9 @@ class TestWaitVerb(SupervisorCase):
                 stdout=wr, stderr=subprocess.DEVNULL)
         finally:
             os.close(wr)
-        self.pids_to_kill.append(proc.pid)
-        deadline = time.monotonic() + PATIENCE
-        verb = None
-        while verb is None and time.monotonic() < deadline:
-            verb = next((pid for pid in [proc.pid] + descendants(proc.pid)
-                         if "anon_inode:inotify" in fd_kinds(pid)), None)
-            time.sleep(0.01)
-        self.assertIsNotNone(verb, "the verb watches the task's directory")
+        verb = self.watching_verb(proc)
         self.call("cancel", "--root", ROOT, "--id", tid)
+        deadline = time.monotonic() + PATIENCE
         while "pipe_write" not in wchan(verb) and \
                 time.monotonic() < deadline:
             time.sleep(0.01)
