@@ -7,7 +7,10 @@
 // tests/k8s/rootfs.sh; it needs root). One taskbox process (the real
 // binary, stdio, the official MCP SDK client) has one k8s provider instance
 // per cell: kind "pod" (bare Pods) and kind "sandbox" (agent-sandbox
-// Sandboxes, which the fake's controller turns into pods).
+// Sandboxes, which the fake's controller turns into pods), each with the
+// instance's default supervisor (python3 in the pod) and with
+// "supervisor": "static" (the static native supervisor, copied into the
+// pod by its first verb, before anything is timed).
 //
 // The baseline, measured in the same run on the same pod and interleaved
 // with taskbox's calls: one raw exec of `true` (a new TLS connection, the
@@ -41,6 +44,7 @@
 //                            execs of python3 and create_sandboxes per cell
 //                            and run (default 3)
 //   BENCH_K8S_KINDS          pod,sandbox (the default) or one of them
+//   BENCH_K8S_SUPERVISORS    auto,static (the default) or one of them
 //   BENCH_RESULTS            where to write k8s.md and k8s.json
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
@@ -50,7 +54,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
 import { fileURLToPath } from "node:url";
-import { cellRuns, closeCells, copyTaskbox, fileStamp, isoSeconds, list, removeScratch, runMain, skip, watchMachine } from "./lib/providerbench.mjs";
+import { benchSupervisors, cellRuns, closeCells, copyTaskbox, fileStamp, isoSeconds, list, removeScratch, runMain, skip, watchMachine } from "./lib/providerbench.mjs";
 import { machineLine, perRunTable, range, ratio, row } from "./lib/providerreport.mjs";
 import { interleave, reapLeftovers } from "./lib/rounds.mjs";
 import { connectTaskbox } from "./lib/servers.mjs";
@@ -385,7 +389,7 @@ function summarise(meta, runs) {
 function writeResults(dir, meta, runs) {
   mkdirSync(dir, { recursive: true });
   const sum = summarise(meta, runs);
-  const cellName = (c) => `kind ${c.kind}`;
+  const cellName = (c) => `kind ${c.kind}${c.supervisor === "static" ? ", static" : ""}`;
   const md = [
     "## Kubernetes provider: taskbox's calls against one raw exec on the same apiserver",
     "",
@@ -434,7 +438,7 @@ function writeResults(dir, meta, runs) {
     "",
     "### Method",
     "",
-    `The fake kube-apiserver (tests/k8s/fake.mjs starting tests/k8s/fake_apiserver.py \`--tls --rootfs DIR\`) serves on 127.0.0.1 with TLS and client certificates; its kubeconfig's current context authenticates with the client certificate, and taskbox and the raw clients use the same certificate. Its pods are chroots of the root filesystem tests/k8s/rootfs.sh builds (busybox and the host's python3); every pods/exec waits ${meta.fakeExecDelayMs} ms before starting its process (the fake's stand-in for the kubelet and the runtime), in the baselines and in taskbox's execs alike. One taskbox binary (\`taskbox serve\` on stdio, the official MCP SDK client, one call at a time) has one k8s provider instance per cell in its config (\`kubeconfig\` and \`kind\`, every other setting at its default); its plugins are those of TASKBOX_PLUGIN_PATH.`,
+    `The fake kube-apiserver (tests/k8s/fake.mjs starting tests/k8s/fake_apiserver.py \`--tls --rootfs DIR\`) serves on 127.0.0.1 with TLS and client certificates; its kubeconfig's current context authenticates with the client certificate, and taskbox and the raw clients use the same certificate. Its pods are chroots of the root filesystem tests/k8s/rootfs.sh builds (busybox and the host's python3); every pods/exec waits ${meta.fakeExecDelayMs} ms before starting its process (the fake's stand-in for the kubelet and the runtime), in the baselines and in taskbox's execs alike. One taskbox binary (\`taskbox serve\` on stdio, the official MCP SDK client, one call at a time) has one k8s provider instance per cell in its config (\`kubeconfig\` and \`kind\`, every other setting at its default; in the cells marked static also \`"supervisor": "static"\`: the static native supervisor, copied beside the bench's copy of taskbox as installed, and into the cell's pod by its first verb, before anything is timed, runs the verbs there; so start_task's exec is that copy's \`start\` and its split against python3's start-up says nothing); its plugins are those of TASKBOX_PLUGIN_PATH.${meta.staticSupervisor ? ` taskbox-supervisor-static: sha256 ${meta.staticSupervisor.sha256.slice(0, 16)}…, built ${meta.staticSupervisor.mtime}.` : ""}`,
     "",
     `Per cell: one sandbox (\`create_sandbox\` with \`provider\`), a running task (\`echo ready; exec ${K8S_SLEEP.join(" ")}\`) and a finished one (\`echo done\`), made before anything is timed. Per run, the cells take turns (the order rotated each run); on each cell the raw exec of \`true\`, the REST GET, each get_task's exec sent raw, get_task on the running task (state checked \`running\`), get_task on the finished task (checked \`succeeded\` with its output), start_task's exec sent raw, the raw exec of python3, start_task (\`true\`) and create_sandbox take turns two calls at a time, in that order; then each sandbox that run made is killed with kill_sandbox (timed one by one). Every raw exec's Status is checked \`Success\`. Latency is \`performance.now()\` around each call in the client.`,
     "",
@@ -490,9 +494,10 @@ async function main() {
   const scratch = mkdtempSync(join(tmpdir(), "taskbox-bench-k8s-"));
   const { bin, stamp } = copyTaskbox(srcBin, scratch);
   const python = execFileSync("python3", ["--version"], { encoding: "utf8" }).trim();
+  const notes = [];
+  const supervisors = benchSupervisors("BENCH_K8S_SUPERVISORS", srcBin, scratch, stamp, notes);
 
   const machine = watchMachine();
-  const notes = [];
   if (process.env.FAKE_APISERVER_EXEC_DELAY)
     notes.push(`FAKE_APISERVER_EXEC_DELAY=${process.env.FAKE_APISERVER_EXEC_DELAY}: the fake's pause before each exec is not its default (0.05 s)`);
   let fake = null;
@@ -510,11 +515,12 @@ async function main() {
     log(`fake apiserver up at ${fake.url} in ${((performance.now() - ts) / 1000).toFixed(1)} s`);
     clients = { exec: rawExecClient(fake.info), rest: restClient(fake.info) };
     const providers = {};
-    for (const kind of kinds) {
-      const instance = `k8s-${kind}`;
-      providers[instance] = { plugin: "k8s", settings: { kubeconfig: fake.kubeconfig, kind } };
-      cells.push({ kind, instance });
-    }
+    for (const kind of kinds)
+      for (const supervisor of supervisors) {
+        const instance = `k8s-${kind}${supervisor === "static" ? "-static" : ""}`;
+        providers[instance] = { plugin: "k8s", supervisor, settings: { kubeconfig: fake.kubeconfig, kind } };
+        cells.push({ kind, supervisor, instance });
+      }
     mkdirSync(join(scratch, "config"), { recursive: true });
     const cfgPath = join(scratch, "config", "k8s.json");
     writeFileSync(cfgPath, JSON.stringify({ default: cells[0].instance, providers }, null, 2));
@@ -554,6 +560,7 @@ async function main() {
     cells: cells.map((c) => ({
       instance: c.instance,
       kind: c.kind,
+      supervisor: c.supervisor,
       requests: c.requests,
       tasks: c.tasks,
     })),

@@ -42,11 +42,11 @@
 //                            taskbox-supervisor-static beside TASKBOX_BIN
 //   BENCH_RESULTS            where to write remote.md and remote.json
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { cellRuns, closeCells, copyTaskbox, fileStamp, isoSeconds, list, removeScratch, runMain, watchMachine } from "./lib/providerbench.mjs";
+import { benchSupervisors, cellRuns, closeCells, copyTaskbox, fileStamp, isoSeconds, list, removeScratch, runMain, watchMachine } from "./lib/providerbench.mjs";
 import { OPS, REMOTE_SLEEP, WAKE, WAKE_SEEN, setupCell, timeCalls, timeWakeUps } from "./lib/remoteload.mjs";
 import { writeRemoteResults } from "./lib/remotereport.mjs";
 import { startEngine, startFakes, stopEngine } from "./lib/remotesetup.mjs";
@@ -76,8 +76,6 @@ async function main() {
   const latencies = list(process.env.BENCH_REMOTE_LATENCIES, "0,50").map(Number);
   const providers = list(process.env.BENCH_REMOTE_PROVIDERS, "docker,e2b");
   for (const p of providers) if (p !== "docker" && p !== "e2b") throw new Error(`BENCH_REMOTE_PROVIDERS: ${p}: docker or e2b`);
-  let supervisors = list(process.env.BENCH_REMOTE_SUPERVISORS, "auto,static");
-  for (const x of supervisors) if (x !== "auto" && x !== "static") throw new Error(`BENCH_REMOTE_SUPERVISORS: ${x}: auto or static`);
   if (latencies.some((x) => !Number.isInteger(x) || x < 0)) throw new Error("BENCH_REMOTE_LATENCIES: whole numbers of ms");
   const perSandbox = 2 + LIGHT.starts + LIGHT.waits + runs * (m + waits);
   if (perSandbox > TASK_LIMIT) throw new Error(`${perSandbox} tasks per sandbox would pass ${TASK_LIMIT}: fewer runs, starts or waits`);
@@ -86,17 +84,7 @@ async function main() {
   const notes = [];
 
   const { bin, stamp } = copyTaskbox(srcBin, scratch);
-  // The copy finds the static supervisor beside it, as an installed one does.
-  const staticSrc = join(dirname(srcBin), "taskbox-supervisor-static");
-  if (supervisors.includes("static")) {
-    if (existsSync(staticSrc)) {
-      copyFileSync(staticSrc, join(scratch, "taskbox-supervisor-static"));
-      stamp.staticSupervisor = fileStamp(staticSrc);
-    } else {
-      supervisors = supervisors.filter((x) => x !== "static");
-      notes.push(`no ${relative(join(here, ".."), staticSrc)}: the static supervisor not measured`);
-    }
-  }
+  const supervisors = benchSupervisors("BENCH_REMOTE_SUPERVISORS", srcBin, scratch, stamp, notes);
   const plugins = {};
   for (const dir of (process.env.TASKBOX_PLUGIN_PATH || "").split(":").filter(Boolean))
     for (const p of providers)

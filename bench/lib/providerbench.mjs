@@ -5,7 +5,7 @@
 // main's exit.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { copyFileSync, readFileSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { cpus } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,6 +42,26 @@ export function copyTaskbox(srcBin, scratch) {
     bin,
     stamp: { taskboxVersion: version, taskboxBin: relative(top, srcBin), taskboxSha256: sha256, taskboxMtime: binMtime },
   };
+}
+
+// The supervisors a provider bench measures, from env var `name` (default
+// auto,static: each instance's default, and "supervisor": "static"). For
+// static, copies the build's taskbox-supervisor-static beside the bench's
+// copy of taskbox in scratch (an installed taskbox finds it so) and notes
+// its stamp in stamp.staticSupervisor; where the build has none, leaves
+// static out and says so in notes.
+export function benchSupervisors(name, srcBin, scratch, stamp, notes) {
+  const supervisors = list(process.env[name], "auto,static");
+  for (const x of supervisors) if (x !== "auto" && x !== "static") throw new Error(`${name}: ${x}: auto or static`);
+  if (!supervisors.includes("static")) return supervisors;
+  const staticSrc = join(dirname(srcBin), "taskbox-supervisor-static");
+  if (!existsSync(staticSrc)) {
+    notes.push(`no ${relative(top, staticSrc)}: the static supervisor not measured`);
+    return supervisors.filter((x) => x !== "static");
+  }
+  copyFileSync(staticSrc, join(scratch, "taskbox-supervisor-static"));
+  stamp.staticSupervisor = fileStamp(staticSrc);
+  return supervisors;
 }
 
 // Watches the machine from now: its busy ticks, and its 1-minute load
