@@ -148,11 +148,29 @@ void tb_config_unknown_keys(struct tb_config_problems *p, const char *path,
 	}
 }
 
+/* An instance's "watches" (absent, or an integer in range). */
+static void check_watches(struct tb_config_problems *p, const char *path,
+                          json_t *watches)
+{
+	char *sub;
+
+	if (!watches ||
+	    (json_is_integer(watches) && json_integer_value(watches) >= 0 &&
+	     json_integer_value(watches) <= TB_CONFIG_WATCHES_MAX))
+		return;
+	sub = child_path(path, "watches");
+	tb_config_problem(p, sub ? sub : path,
+	                  "must be an integer 0..%d (waits watched at once; 0 "
+	                  "watches none)",
+	                  TB_CONFIG_WATCHES_MAX);
+	free(sub);
+}
+
 static void check_instance(struct tb_config_problems *p, const char *path,
                            json_t *inst)
 {
 	static const char *const allowed[] = {"plugin", "settings",
-	                                      "supervisor", NULL};
+	                                      "supervisor", "watches", NULL};
 	char *sub;
 	json_t *plugin, *settings, *supervisor;
 
@@ -162,7 +180,7 @@ static void check_instance(struct tb_config_problems *p, const char *path,
 		return;
 	}
 	tb_config_unknown_keys(p, path, inst, allowed,
-	                       "plugin, settings, supervisor");
+	                       "plugin, settings, supervisor, watches");
 	plugin = json_object_get(inst, "plugin");
 	sub = child_path(path, "plugin");
 	if (!plugin)
@@ -189,6 +207,7 @@ static void check_instance(struct tb_config_problems *p, const char *path,
 	         strcmp(json_string_value(supervisor), "static") != 0)
 		tb_config_problem(p, sub, "must be \"auto\" or \"static\"");
 	free(sub);
+	check_watches(p, path, json_object_get(inst, "watches"));
 }
 
 static void check_providers(struct tb_config_problems *p, json_t *providers)
@@ -338,6 +357,7 @@ static int take_instances(struct tb_config *cfg, json_t *providers)
 		    &cfg->instances[cfg->n_instances++];
 		json_t *settings = json_object_get(inst, "settings");
 		json_t *supervisor = json_object_get(inst, "supervisor");
+		json_t *watches = json_object_get(inst, "watches");
 
 		ci->name = strdup(name);
 		ci->plugin =
@@ -349,6 +369,8 @@ static int take_instances(struct tb_config *cfg, json_t *providers)
 		ci->static_supervisor =
 		    supervisor &&
 		    strcmp(json_string_value(supervisor), "static") == 0;
+		ci->watches = watches ? (unsigned)json_integer_value(watches)
+		                      : TB_CONFIG_WATCHES_DEFAULT;
 		if (!ci->name || !ci->plugin || !ci->settings_json)
 			return -1;
 	}

@@ -11,7 +11,13 @@ struct tb_config_instance {
 	char *plugin;           /* plugin name, e.g. "local" */
 	char *settings_json;    /* the instance's "settings" object as text */
 	bool static_supervisor; /* "supervisor": "static" */
+	unsigned watches;       /* "watches", or TB_CONFIG_WATCHES_DEFAULT */
 };
+
+/* An instance's waits watched in its sandboxes at once (remote_watch.h),
+ * unless its "watches" says otherwise (0 to TB_CONFIG_WATCHES_MAX). */
+#define TB_CONFIG_WATCHES_DEFAULT 64u
+#define TB_CONFIG_WATCHES_MAX 1024
 
 /* The "http" section: the Streamable HTTP transport's settings. Tokens are
  * never in the file: token_env and token_file name where they are. */

@@ -123,6 +123,7 @@ int tb_registry_open(const struct tb_config *cfg, char *err, size_t errlen)
 		}
 		s->inst.plugin = tb_plugin_desc(s->plugin);
 		s->inst.static_supervisor = ci->static_supervisor;
+		s->inst.watches = ci->watches;
 		if (strcmp(ci->name, cfg->default_name) == 0)
 			default_slot = n_slots;
 		tb_log(TB_LOG_INFO, "instance %s: plugin %s %s from %s",

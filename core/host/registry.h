@@ -15,6 +15,8 @@ struct tb_instance {
 	const struct taskbox_provider *plugin; /* the loaded descriptor */
 	void *handle;                          /* what plugin init returned */
 	bool static_supervisor; /* the config's "supervisor": "static" */
+	unsigned watches;       /* the config's "watches": remote watches of
+	                           this instance's waits at once */
 };
 
 /* Loads and initialises every instance named in cfg. On failure writes a

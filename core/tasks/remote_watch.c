@@ -54,6 +54,16 @@ static int stopped(void *arg)
 	return __atomic_load_n(&w->stopped, __ATOMIC_ACQUIRE);
 }
 
+/* The watches of instance INST running now; under the lock. */
+static unsigned running_for(const struct tb_instance *inst)
+{
+	unsigned n = 0;
+
+	for (const struct tb_remote_watch *w = running; w; w = w->next)
+		n += w->box.inst == inst;
+	return n;
+}
+
 static void *watch(void *arg)
 {
 	struct tb_remote_watch *w = arg;
@@ -119,7 +129,8 @@ struct tb_remote_watch *tb_remote_watch_start(const struct tb_box *box,
 		return NULL;
 	}
 	pthread_mutex_lock(&lock);
-	if (n_running < TB_REMOTE_WATCH_MAX && pthread_attr_init(&attr) == 0) {
+	if (running_for(box->inst) < box->inst->watches &&
+	    pthread_attr_init(&attr) == 0) {
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		rc = pthread_create(&thread, &attr, watch, w);
 		pthread_attr_destroy(&attr);

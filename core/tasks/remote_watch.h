@@ -14,10 +14,6 @@
 #include "tasks/box.h"
 #include "tasks/sup_client.h"
 
-/* Watches running at once, process-wide: each holds a thread blocked in
- * the provider's exec. Past it, waits look at their task between pauses. */
-#define TB_REMOTE_WATCH_MAX 16
-
 /* The longest wait_s of one watch (the verb's --wait allows 60). */
 #define TB_REMOTE_WATCH_MAX_S 60u
 
@@ -33,8 +29,9 @@ struct tb_remote_watch;
 
 /* Starts watching TASK_ID in BOX's sandbox (on a connection of the watch's
  * own), asking the verb REQ (wait_s at most TB_REMOTE_WATCH_MAX_S). NULL
- * when none can start now (TB_REMOTE_WATCH_MAX running, no memory, no
- * thread). */
+ * when none can start now: the box's instance has its "watches" running
+ * (each holds a thread blocked in the provider's exec and a connection; past
+ * them, waits look at their task between pauses), no memory, no thread. */
 struct tb_remote_watch *
 tb_remote_watch_start(const struct tb_box *box, const char *task_id,
                       const struct tb_sup_wait_req *req);

@@ -1,30 +1,30 @@
 // A waiting call on a provider whose sandboxes' processes the server cannot
 // see (e2b, against the fake): the supervisor's wait verb runs in the
 // sandbox and its answer wakes the call, instead of the call reading the
-// task's files again and again; beyond the 16 watches that run at once,
-// waits look between pauses as before; a server that stops with watches in
-// flight ends them.
+// task's files again and again; an instance watches up to its "watches"
+// waits at once (64 unless configured), the others look between pauses as
+// before; a server that stops with watches in flight ends them.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
 import { startFake } from "./fake/spawn.mjs";
 import { callTool, scratchDir, startServer, writeConfig } from "../lib/client.mjs";
 import { initialize, spawnRaw } from "../mcp/raw.mjs";
 
-let fake, cfgPath;
+let fake, cfgPath, fewPath;
 
 before(async () => {
   fake = await startFake({ env: { PATH: `/usr/bin:/bin:${process.env.PATH || ""}` } });
-  cfgPath = writeConfig(scratchDir(), {
-    default: "cloud",
-    providers: { cloud: { plugin: "e2b", settings: { api_url: fake.apiUrl, sandbox_url: fake.sandboxUrl } } },
-  });
+  const settings = { api_url: fake.apiUrl, sandbox_url: fake.sandboxUrl };
+  cfgPath = writeConfig(scratchDir(), { default: "cloud", providers: { cloud: { plugin: "e2b", settings } } });
+  fewPath = writeConfig(scratchDir(), { default: "cloud", providers: { cloud: { plugin: "e2b", settings, watches: 3 } } });
 });
 
 after(async () => {
   if (fake) await fake.stop();
 });
 
-const server = () => startServer({ args: ["--config", cfgPath], env: { E2B_API_KEY: fake.apiKey } });
+const server = (config = cfgPath) => startServer({ args: ["--config", config], env: { E2B_API_KEY: fake.apiKey } });
 
 async function call(s, name, args) {
   const r = await callTool(s.client, name, args);
@@ -86,26 +86,77 @@ test("a waiting get_task is woken by the supervisor's wait verb, whose answer is
   }
 });
 
-test("more waits than watches: every wait answers at its task's end, and the same views as one by one", { timeout: 120000 }, async () => {
+// The supervisors' wait verbs running now for these task ids (the fake's
+// sandboxes are processes of this host).
+function waitVerbs(taskIds) {
+  const ids = new Set(taskIds);
+  let n = 0;
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    let argv;
+    try {
+      argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue; // gone meanwhile
+    }
+    const at = argv.indexOf("wait");
+    if (at >= 0 && argv[at + 1] === "--root" && ids.has(argv[argv.indexOf("--id", at) + 1])) n++;
+  }
+  return n;
+}
+
+// Waits until f() is truthy, or fails after ms.
+async function until(f, ms, what) {
+  const end = Date.now() + ms;
+  while (!f()) {
+    assert.ok(Date.now() < end, what());
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+// n tasks that end at a gate, each with a waiting get_task; checks the
+// verbs watching them (check(taskIds), which waits for them to settle), then opens
+// the gate: every wait answers with its own task's end, the view a plain
+// get_task gives.
+async function manyWaits(s, n, check) {
+  const { sandbox_id } = await call(s, "create_sandbox", {});
+  const gate = `many-${process.pid}-${n}`;
+  const tasks = [];
+  for (let i = 0; i < n; i++)
+    tasks.push(await call(s, "start_task", { sandbox_id, command: `until [ -e ${gate} ]; do sleep 0.05; done; exit ${i + 1}` }));
+  const ids = tasks.map((t) => t.task_id);
+  const waits = tasks.map((t) => call(s, "get_task", { sandbox_id, task_id: t.task_id, wait: 60 }));
+  await check(ids);
+  await call(s, "write_file", { sandbox_id, path: gate, content: "" });
+  const ends = await Promise.all(waits);
+  ends.forEach((v, i) => {
+    assert.equal(v.state, "failed", JSON.stringify(v));
+    assert.equal(v.exit_code, i + 1);
+  });
+  for (let i = 0; i < n; i++)
+    assert.deepEqual(await call(s, "get_task", { sandbox_id, task_id: tasks[i].task_id }), ends[i]);
+  await call(s, "kill_sandbox", { sandbox_id });
+}
+
+test("every one of 40 waits at once is watched by a verb in the sandbox (64 by default)", { timeout: 180000 }, async () => {
   const s = await server();
   try {
-    const { sandbox_id } = await call(s, "create_sandbox", {});
-    const n = 20;
-    const gate = `many-${process.pid}`;
-    const tasks = [];
-    for (let i = 0; i < n; i++)
-      tasks.push(await call(s, "start_task", { sandbox_id, command: `until [ -e ${gate} ]; do sleep 0.05; done; exit ${i + 1}` }));
-    const waits = tasks.map((t) => call(s, "get_task", { sandbox_id, task_id: t.task_id, wait: 60 }));
-    await new Promise((r) => setTimeout(r, 1000));
-    await call(s, "write_file", { sandbox_id, path: gate, content: "" });
-    const ends = await Promise.all(waits);
-    ends.forEach((v, i) => {
-      assert.equal(v.state, "failed", JSON.stringify(v));
-      assert.equal(v.exit_code, i + 1);
+    await manyWaits(s, 40, (ids) => until(() => waitVerbs(ids) === 40, 30000, () => `${waitVerbs(ids)} of 40 waits watched`));
+  } finally {
+    await s.close();
+  }
+});
+
+test("more waits than \"watches\": 3 watched, the others look between pauses; every wait answers at its task's end", { timeout: 120000 }, async () => {
+  const s = await server(fewPath);
+  try {
+    await manyWaits(s, 12, async (ids) => {
+      await until(() => waitVerbs(ids) === 3, 30000, () => `${waitVerbs(ids)} of 12 waits watched, not 3`);
+      // No more than 3 while the others look.
+      for (let i = 0; i < 10; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        assert.equal(waitVerbs(ids), 3);
+      }
     });
-    for (let i = 0; i < n; i++)
-      assert.deepEqual(await call(s, "get_task", { sandbox_id, task_id: tasks[i].task_id }), ends[i]);
-    await call(s, "kill_sandbox", { sandbox_id });
   } finally {
     await s.close();
   }

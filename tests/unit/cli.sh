@@ -58,12 +58,14 @@ expect 2 'unexpected argument "x"' "$bin" providers x
 cat >"$tmp/good.json" <<'JSON'
 {"default": "work",
  "providers": {"work": {"plugin": "fake_good", "settings": {}},
-               "box": {"plugin": "fake_good", "settings": {"image": "x"}}},
+               "box": {"plugin": "fake_good", "settings": {"image": "x"},
+                       "watches": 8}},
  "mask": {"values_from_env": ["DEPLOY_TOKEN"]}}
 JSON
 cat >"$tmp/bad.json" <<'JSON'
 {"default": "nope",
- "providers": {"box": {"plugin": 5, "token": "abc", "supervisor": "native"}},
+ "providers": {"box": {"plugin": 5, "token": "abc", "supervisor": "native",
+                       "watches": 2000}},
  "mask": {"values_from_env": ["ghp-123"]}}
 JSON
 expect 0 'good.json: ok: 2 instances, default "work"' \
@@ -79,6 +81,8 @@ expect 3 '^\$\.providers\.box\.plugin: must be a string' \
 expect 3 '^\$\.providers\.box\.token: unknown key' \
 	"$bin" check-config "$tmp/bad.json"
 expect 3 '^\$\.providers\.box\.supervisor: must be "auto" or "static"' \
+	"$bin" check-config "$tmp/bad.json"
+expect 3 '^\$\.providers\.box\.watches: must be an integer 0\.\.1024' \
 	"$bin" check-config "$tmp/bad.json"
 expect 3 '^\$\.default: must name an instance' \
 	"$bin" check-config "$tmp/bad.json"

@@ -104,7 +104,7 @@ Test(config, unknown_keys_in_an_instance)
 	PROBLEMS("{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
 	         "\"x\", \"token\": \"abc\"}}}",
 	         "$.providers.a.token: unknown key (allowed: plugin, settings, "
-	         "supervisor)");
+	         "supervisor, watches)");
 }
 
 Test(config, unknown_keys_in_mask)
@@ -231,6 +231,40 @@ Test(config, supervisor_must_be_auto_or_static)
 	PROBLEMS("{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
 	         "\"x\", \"supervisor\": true}}}",
 	         "$.providers.a.supervisor: must be a string, not a boolean");
+}
+
+Test(config, watches_default_to_64_and_take_0_to_1024)
+{
+	struct tb_config *cfg =
+	    tb_config_parse("{\"default\": \"a\", \"providers\": {"
+	                    "\"a\": {\"plugin\": \"x\"},"
+	                    "\"b\": {\"plugin\": \"x\", \"watches\": 0},"
+	                    "\"c\": {\"plugin\": \"x\", \"watches\": 1024}}}",
+	                    "t.json", err, sizeof err);
+
+	cr_assert_not_null(cfg, "%s", err);
+	cr_assert_eq(cfg->instances[0].watches, 64);
+	cr_assert_eq(cfg->instances[1].watches, 0);
+	cr_assert_eq(cfg->instances[2].watches, 1024);
+	tb_config_free(cfg);
+}
+
+Test(config, watches_must_be_an_integer_in_range)
+{
+	static const char *const bad[] = {"-1",    "1025", "4.5",
+	                                  "\"8\"", "true", "null"};
+
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char text[256];
+
+		snprintf(text, sizeof text,
+		         "{\"default\": \"a\", \"providers\": {\"a\": "
+		         "{\"plugin\": \"x\", \"watches\": %s}}}",
+		         bad[i]);
+		PROBLEMS(text,
+		         "$.providers.a.watches: must be an integer "
+		         "0..1024 (waits watched at once; 0 watches none)");
+	}
 }
 
 Test(config, mask_must_be_an_object_with_an_array)
