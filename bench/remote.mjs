@@ -21,7 +21,12 @@
 // file>` on the cell's fake envd; one kept-alive connection), get_task on a
 // running and on a finished task, start_task and run_command; then the
 // wake-up of a waiting get_task (task exit to return), as bench/lib/wait.mjs
-// measures it on the local provider. Every ratio is a call's p50 over the
+// measures it on the local provider. After the runs, once per cell, many
+// waits at once (bench/lib/manywaits.mjs): BENCH_REMOTE_MANY tasks held at
+// a FIFO, a waiting get_task on each, the server's memory and threads with
+// every watch running, and each wait's wake-up when they all end together;
+// on e2b also on an instance configured with "watches": 16, where the rest
+// look between pauses. Every ratio is a call's p50 over the
 // baseline's p50 in the same run, then summarised as median (min–max)
 // across runs. Run it through bench/run.sh (BENCH_ONLY=remote runs this
 // part alone).
@@ -35,6 +40,8 @@
 //   BENCH_REMOTE_STARTS      start_tasks and run_commands per cell and run
 //                            (default 3)
 //   BENCH_REMOTE_WAITS       waiting get_tasks per cell and run (default 3)
+//   BENCH_REMOTE_MANY        waits at once, once per cell (default 48; 0
+//                            skips them)
 //   BENCH_REMOTE_LATENCIES   added latencies in ms (default 0,50)
 //   BENCH_REMOTE_PROVIDERS   docker,e2b (the default) or one of them
 //   BENCH_REMOTE_SUPERVISORS auto,static (the default) or one of them: the
@@ -47,11 +54,13 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { benchSupervisors, cellRuns, closeCells, copyTaskbox, fileStamp, isoSeconds, list, removeScratch, runMain, watchMachine } from "./lib/providerbench.mjs";
+import { manyWaits } from "./lib/manywaits.mjs";
 import { OPS, REMOTE_SLEEP, WAKE, WAKE_SEEN, setupCell, timeCalls, timeWakeUps } from "./lib/remoteload.mjs";
 import { writeRemoteResults } from "./lib/remotereport.mjs";
 import { startEngine, startFakes, stopEngine } from "./lib/remotesetup.mjs";
 import { reapLeftovers } from "./lib/rounds.mjs";
 import { connectTaskbox } from "./lib/servers.mjs";
+import { createCellSandbox, sc } from "./lib/taskcalls.mjs";
 import { quantile } from "./lib/stats.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -61,6 +70,10 @@ const TASK_LIMIT = 120;
 // The warm-up run: enough calls to warm every path and to set the wake-up
 // tasks' sleep.
 const LIGHT = { calls: 2, starts: 2, waits: 1 };
+// An instance's waits watched at once unless configured (the host's
+// default), and the "watches" of the e2b instances that compare with it.
+const WATCHES = 64;
+const CAPPED = 16;
 
 // A cell's instance name: provider-latency, and -static for the static
 // supervisor.
@@ -73,11 +86,13 @@ async function main() {
   const n = Number(process.env.BENCH_REMOTE_CALLS || 6);
   const m = Number(process.env.BENCH_REMOTE_STARTS || 3);
   const waits = Number(process.env.BENCH_REMOTE_WAITS || 3);
+  const many = Number(process.env.BENCH_REMOTE_MANY ?? 48);
   const latencies = list(process.env.BENCH_REMOTE_LATENCIES, "0,50").map(Number);
   const providers = list(process.env.BENCH_REMOTE_PROVIDERS, "docker,e2b");
   for (const p of providers) if (p !== "docker" && p !== "e2b") throw new Error(`BENCH_REMOTE_PROVIDERS: ${p}: docker or e2b`);
   if (latencies.some((x) => !Number.isInteger(x) || x < 0)) throw new Error("BENCH_REMOTE_LATENCIES: whole numbers of ms");
-  const perSandbox = 2 + LIGHT.starts + LIGHT.waits + runs * (m + waits);
+  if (!Number.isInteger(many) || many < 0 || many > WATCHES) throw new Error(`BENCH_REMOTE_MANY: a whole number up to ${WATCHES}`);
+  const perSandbox = 2 + LIGHT.starts + LIGHT.waits + runs * (m + waits) + 2 * many;
   if (perSandbox > TASK_LIMIT) throw new Error(`${perSandbox} tasks per sandbox would pass ${TASK_LIMIT}: fewer runs, starts or waits`);
   const results = process.env.BENCH_RESULTS || join(here, "results");
   const scratch = mkdtempSync(join(tmpdir(), "taskbox-bench-remote-"));
@@ -100,6 +115,8 @@ async function main() {
   let fakes = null;
   let tb = null;
   const cells = [];
+  const capped = [];
+  const manyOut = [];
   let runsOut = [];
   const wakeSleep = {};
   let setupSeconds = NaN;
@@ -128,6 +145,13 @@ async function main() {
           const fake = fakes.fakes[ms];
           providerConfig[instance] = { plugin: "e2b", supervisor, settings: { api_url: fake.apiUrl, sandbox_url: fake.sandboxUrl } };
           cells.push({ provider: "e2b", latency: ms, supervisor, instance, fake });
+        }
+      if (many > CAPPED)
+        for (const ms of latencies) {
+          const instance = `e2b-${ms}-w${CAPPED}`;
+          const fake = fakes.fakes[ms];
+          providerConfig[instance] = { plugin: "e2b", watches: CAPPED, settings: { api_url: fake.apiUrl, sandbox_url: fake.sandboxUrl } };
+          capped.push({ provider: "e2b", latency: ms, supervisor: "auto", instance, fake, watches: CAPPED, tasks: 0 });
         }
     }
     if (!cells.length) throw new Error("nothing to measure");
@@ -164,9 +188,29 @@ async function main() {
       },
       describe: (c, f) => `${c.instance} get_task ${f(c, "get_task (running)").toFixed(1)} / baseline ${f(c, "baseline").toFixed(1)} ms, wake ${f(c, WAKE).toFixed(0)} ms`,
     });
+
+    // --- many waits at once --------------------------------------------------
+    let warm = true;
+    // The first, on the first cell, unmeasured: the server's first growth
+    // for that many threads (its allocator's arenas) is not any cell's.
+    if (many > 0)
+      for (const cell of [cells[0], ...cells, ...capped]) {
+        if (!cell.sandbox_id) {
+          await createCellSandbox(tb, cell);
+          cell.home = sc(await tb.call("run_command", { sandbox_id: cell.sandbox_id, command: "pwd" })).stdout.trim();
+        }
+        const watches = cell.watches ?? WATCHES;
+        const r = await manyWaits(tb, cell, many, Math.min(many, watches));
+        if (warm) {
+          warm = false;
+          continue;
+        }
+        manyOut.push({ instance: cell.instance, provider: cell.provider, latency: cell.latency, supervisor: cell.supervisor, watches, ...r });
+        log(`${cell.instance}: ${many} waits at once, ${r.seen} watched, wake p50 ${quantile(r.wake, 0.5).toFixed(1)} ms, first exit to last return ${r.spanMs.toFixed(0)} ms`);
+      }
   } finally {
     machine.stop();
-    await closeCells(tb, cells, log);
+    await closeCells(tb, [...cells, ...capped], log);
     for (const c of cells) c.baseline?.close();
     if (fakes) for (const f of Object.values(fakes.fakes)) await f.stop();
     if (engine) stopEngine(engineDir);
@@ -180,6 +224,8 @@ async function main() {
     calls: n,
     starts: m,
     waits,
+    many,
+    cellsWatches: WATCHES,
     light: LIGHT,
     latencies,
     supervisors,
@@ -190,7 +236,7 @@ async function main() {
     ...machine.meta(setupSeconds),
     notes,
   };
-  writeRemoteResults(results, meta, runsOut);
+  writeRemoteResults(results, meta, runsOut, manyOut);
   log(`wrote ${join(results, "remote.md")} in ${meta.seconds.toFixed(0)} s`);
 }
 

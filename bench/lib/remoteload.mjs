@@ -15,8 +15,8 @@ export const REMOTE_SLEEP = ["sleep", "2987"];
 // without the interpreter's teardown, so that the task's exit follows the
 // stamp within a few system calls (until 2026-12 the shell waited for a
 // python3 that tore itself down, some milliseconds charged to taskbox).
-const STAMP = "exec python3 -c 'import os, time; print(time.time_ns(), flush=True); os._exit(0)'";
-const STAMP_BYTES = 20;
+export const STAMP = "exec python3 -c 'import os, time; print(time.time_ns(), flush=True); os._exit(0)'";
+export const STAMP_BYTES = 20;
 
 export const OPS = ["baseline", "get_task (running)", "get_task (finished)", "start_task", "run_command"];
 export const WAKE = "wake-up: task exit to get_task return";
@@ -92,9 +92,9 @@ async function watchRecord(dir) {
 // `wait` and a stdout_offset past the stamp, so only the task's end ends
 // the wait. The sample is the client's wall clock at the return minus the
 // stamp; on e2b a second, the return minus the moment the final record was
-// put in place (watchRecord). A sample
-// whose task printed its stamp before the get_task was sent measures no
-// wait: it is dropped and counted as "early".
+// put in place (watchRecord). A sample whose task printed its stamp before
+// the get_task was sent measures no wait: it is dropped and counted as
+// "early".
 export async function timeWakeUps(tb, cell, rec, n, sleepS) {
   let early = 0;
   for (let i = 0; i < n; i++) {

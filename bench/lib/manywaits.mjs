@@ -1,0 +1,88 @@
+// Many waits at once on one remote cell, for bench/remote.mjs: w tasks held
+// at a FIFO in the sandbox, a waiting get_task on each, the server's
+// resident memory and threads before the waits and once every watch's verb
+// runs in the sandbox, then the FIFO opened: each wait's wake-up from its
+// task's exit, all of them ending together.
+import { allPids, cmdline, rssBytes } from "./procfs.mjs";
+import { readFileSync } from "node:fs";
+import { STAMP_BYTES } from "./remoteload.mjs";
+import { waitFor } from "./rounds.mjs";
+import { sc } from "./taskcalls.mjs";
+
+const wallMs = () => performance.timeOrigin + performance.now();
+
+// A task held at the FIFO gate: python3, started before the gate opens,
+// reads it to its end (blocked in open until a writer comes, then EOF),
+// then prints its stamp as remoteload.mjs's tasks do and exits. The
+// interpreter's start is behind it, so the tasks' ends cost the machine
+// little: what the burst measures is their wake-ups.
+const held = (gate) => `exec python3 -c 'import os, time; open("${gate}").read(); print(time.time_ns(), flush=True); os._exit(0)'`;
+
+// The supervisors' wait verbs running now for these task ids: the
+// sandboxes' processes (the fake's, the engine's containers') are this
+// host's.
+export function waitVerbs(ids) {
+  let n = 0;
+  for (const pid of allPids()) {
+    const argv = cmdline(pid);
+    const at = argv ? argv.indexOf("wait") : -1;
+    if (at >= 0 && argv[at + 1] === "--root" && ids.has(argv[argv.indexOf("--id", at) + 1])) n++;
+  }
+  return n;
+}
+
+// The threads of pid, or NaN when it is gone.
+function threads(pid) {
+  try {
+    return Number(readFileSync(`/proc/${pid}/status`, "utf8").match(/^Threads:\s+(\d+)/m)[1]);
+  } catch {
+    return NaN;
+  }
+}
+
+// Runs the many-waits scenario on cell (its sandbox made, cell.home set)
+// with w tasks; `watched` is how many of their waits the cell's instance
+// watches at once. Returns { w, watched, seen, rss: [before, watched],
+// threads: [before, watched], wake: [ms...], spanMs } where wake is each
+// wait's return minus its task's exit stamp and spanMs the first exit to
+// the last return.
+export async function manyWaits(tb, cell, w, watched) {
+  const sandbox_id = cell.sandbox_id;
+  const gate = `${cell.home}/many-gate-${cell.tasks}`;
+  const r = sc(await tb.call("run_command", { sandbox_id, command: `mkfifo ${gate}` }));
+  if (r.exit_code !== 0) throw new Error(`${cell.instance}: mkfifo: ${JSON.stringify(r).slice(0, 200)}`);
+  const rss0 = rssBytes(tb.pid);
+  const threads0 = threads(tb.pid);
+  const handles = [];
+  for (let i = 0; i < w; i++) {
+    const t = sc(await tb.call("start_task", { sandbox_id, command: held(gate), timeout: 300 }));
+    cell.tasks++;
+    handles.push({ sandbox_id, task_id: t.task_id });
+  }
+  const back = new Array(w);
+  const waits = handles.map((h, i) =>
+    tb.call("get_task", { ...h, stdout_offset: STAMP_BYTES, wait: 60 }, { timeout: 120000 }).then((res) => {
+      back[i] = wallMs();
+      return sc(res);
+    }),
+  );
+  const ids = new Set(handles.map((h) => h.task_id));
+  await waitFor(`${watched} of ${w} waits watched on ${cell.instance}`, async () => waitVerbs(ids) >= watched, 50);
+  // The other waits' first looks, and the watches' connections, settle.
+  await new Promise((res) => setTimeout(res, 500));
+  const seen = waitVerbs(ids);
+  const rss1 = rssBytes(tb.pid);
+  const threads1 = threads(tb.pid);
+  const g = sc(await tb.call("run_command", { sandbox_id, command: `: > ${gate}` }));
+  if (g.exit_code !== 0) throw new Error(`${cell.instance}: opening the gate: ${JSON.stringify(g).slice(0, 200)}`);
+  const views = await Promise.all(waits);
+  const wake = [];
+  const exits = [];
+  for (let i = 0; i < w; i++) {
+    if (views[i].state !== "succeeded") throw new Error(`${cell.instance}: many waits: state ${views[i].state}`);
+    const out = sc(await tb.call("get_task", handles[i])).stdout.trim().split("\n");
+    exits.push(Number(BigInt(out[out.length - 1]) / 1000n) / 1000);
+    wake.push(back[i] - exits[i]);
+  }
+  return { w, watched, seen, rss: [rss0, rss1], threads: [threads0, threads1], wake, spanMs: Math.max(...back) - Math.min(...exits) };
+}
