@@ -43,6 +43,9 @@
 //   BENCH_K8S_STARTS         start_tasks and raw sends of their exec, raw
 //                            execs of python3 and create_sandboxes per cell
 //                            and run (default 3)
+//   BENCH_K8S_MANY           waits at once, once per cell after the runs
+//                            (bench/lib/manywaits.mjs; default 48, 0 skips
+//                            them)
 //   BENCH_K8S_KINDS          pod,sandbox (the default) or one of them
 //   BENCH_K8S_SUPERVISORS    auto,static (the default) or one of them
 //   BENCH_RESULTS            where to write k8s.md and k8s.json
@@ -56,6 +59,7 @@ import { connect as tlsConnect } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { benchSupervisors, cellRuns, closeCells, copyTaskbox, fileStamp, isoSeconds, list, removeScratch, runMain, skip, watchMachine } from "./lib/providerbench.mjs";
 import { machineLine, perRunTable, range, ratio, row } from "./lib/providerreport.mjs";
+import { WATCHES, manyWaitsCells, manyWaitsTable } from "./lib/manywaits.mjs";
 import { interleave, reapLeftovers } from "./lib/rounds.mjs";
 import { connectTaskbox } from "./lib/servers.mjs";
 import { fmt, quantile, summary } from "./lib/stats.mjs";
@@ -386,7 +390,7 @@ function summarise(meta, runs) {
   return out;
 }
 
-function writeResults(dir, meta, runs) {
+function writeResults(dir, meta, runs, many) {
   mkdirSync(dir, { recursive: true });
   const sum = summarise(meta, runs);
   const cellName = (c) => `kind ${c.kind}${c.supervisor === "static" ? ", static" : ""}`;
@@ -434,6 +438,7 @@ function writeResults(dir, meta, runs) {
       ),
     ),
     "",
+    ...manyWaitsTable(many, cellName, () => null, "Each wait's watch is the supervisor's `wait` verb run through a pods/exec (a WebSocket) of its own."),
     ...perRunTable(meta, runs),
     "",
     "### Method",
@@ -444,7 +449,7 @@ function writeResults(dir, meta, runs) {
     "",
   );
   writeFileSync(join(dir, "k8s.md"), md.join("\n"));
-  writeFileSync(join(dir, "k8s.json"), JSON.stringify({ meta, summary: sum, runs }, null, 2) + "\n");
+  writeFileSync(join(dir, "k8s.json"), JSON.stringify({ meta, summary: sum, runs, many }, null, 2) + "\n");
 }
 
 // --- main ----------------------------------------------------------------------
@@ -467,6 +472,8 @@ async function main() {
   const runs = Number(process.env.BENCH_K8S_RUNS || 3);
   const n = Number(process.env.BENCH_K8S_CALLS || 8);
   const m = Number(process.env.BENCH_K8S_STARTS || 3);
+  const many = Number(process.env.BENCH_K8S_MANY ?? 48);
+  if (!Number.isInteger(many) || many < 0 || many > WATCHES) throw new Error(`BENCH_K8S_MANY: a whole number up to ${WATCHES}`);
   const kinds = list(process.env.BENCH_K8S_KINDS, "pod,sandbox");
   for (const k of kinds) if (k !== "pod" && k !== "sandbox") throw new Error(`BENCH_K8S_KINDS: ${k}: pod or sandbox`);
   const results = process.env.BENCH_RESULTS || join(here, "results");
@@ -505,6 +512,7 @@ async function main() {
   let clients = null;
   const cells = [];
   let runsOut = [];
+  let manyOut = [];
   let setupSeconds = NaN;
   try {
     // --- the fake and the cells ---------------------------------------------
@@ -541,6 +549,7 @@ async function main() {
       measure: (cell, rec, light) => timeCalls(tb, cell, clients, rec, light ? LIGHT.calls : n, light ? LIGHT.starts : m),
       describe: (c, f) => `${c.instance} get_task ${f(c, "get_task (running)").toFixed(0)} / raw exec ${f(c, RAW).toFixed(0)} ms, start_task ${f(c, "start_task").toFixed(0)}, create ${f(c, "create_sandbox").toFixed(0)} ms`,
     });
+    if (many > 0) manyOut = await manyWaitsCells(tb, cells, many, log);
   } finally {
     machine.stop();
     await closeCells(tb, cells, log);
@@ -556,6 +565,7 @@ async function main() {
     runs,
     calls: n,
     starts: m,
+    many,
     light: LIGHT,
     cells: cells.map((c) => ({
       instance: c.instance,
@@ -572,7 +582,7 @@ async function main() {
     ...machine.meta(setupSeconds),
     notes,
   };
-  writeResults(results, meta, runsOut);
+  writeResults(results, meta, runsOut, manyOut);
   log(`wrote ${join(results, "k8s.md")} in ${meta.seconds.toFixed(0)} s`);
 }
 

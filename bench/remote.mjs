@@ -54,13 +54,12 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { benchSupervisors, cellRuns, closeCells, copyTaskbox, fileStamp, isoSeconds, list, removeScratch, runMain, watchMachine } from "./lib/providerbench.mjs";
-import { manyWaits } from "./lib/manywaits.mjs";
+import { WATCHES, manyWaitsCells } from "./lib/manywaits.mjs";
 import { OPS, REMOTE_SLEEP, WAKE, WAKE_SEEN, setupCell, timeCalls, timeWakeUps } from "./lib/remoteload.mjs";
 import { writeRemoteResults } from "./lib/remotereport.mjs";
 import { startEngine, startFakes, stopEngine } from "./lib/remotesetup.mjs";
 import { reapLeftovers } from "./lib/rounds.mjs";
 import { connectTaskbox } from "./lib/servers.mjs";
-import { createCellSandbox, sc } from "./lib/taskcalls.mjs";
 import { quantile } from "./lib/stats.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -70,9 +69,7 @@ const TASK_LIMIT = 120;
 // The warm-up run: enough calls to warm every path and to set the wake-up
 // tasks' sleep.
 const LIGHT = { calls: 2, starts: 2, waits: 1 };
-// An instance's waits watched at once unless configured (the host's
-// default), and the "watches" of the e2b instances that compare with it.
-const WATCHES = 64;
+// The "watches" of the e2b instances that compare with the default.
 const CAPPED = 16;
 
 // A cell's instance name: provider-latency, and -static for the static
@@ -116,7 +113,7 @@ async function main() {
   let tb = null;
   const cells = [];
   const capped = [];
-  const manyOut = [];
+  let manyOut = [];
   let runsOut = [];
   const wakeSleep = {};
   let setupSeconds = NaN;
@@ -190,24 +187,7 @@ async function main() {
     });
 
     // --- many waits at once --------------------------------------------------
-    let warm = true;
-    // The first, on the first cell, unmeasured: the server's first growth
-    // for that many threads (its allocator's arenas) is not any cell's.
-    if (many > 0)
-      for (const cell of [cells[0], ...cells, ...capped]) {
-        if (!cell.sandbox_id) {
-          await createCellSandbox(tb, cell);
-          cell.home = sc(await tb.call("run_command", { sandbox_id: cell.sandbox_id, command: "pwd" })).stdout.trim();
-        }
-        const watches = cell.watches ?? WATCHES;
-        const r = await manyWaits(tb, cell, many, Math.min(many, watches));
-        if (warm) {
-          warm = false;
-          continue;
-        }
-        manyOut.push({ instance: cell.instance, provider: cell.provider, latency: cell.latency, supervisor: cell.supervisor, watches, ...r });
-        log(`${cell.instance}: ${many} waits at once, ${r.seen} watched, wake p50 ${quantile(r.wake, 0.5).toFixed(1)} ms, first exit to last return ${r.spanMs.toFixed(0)} ms`);
-      }
+    if (many > 0) manyOut = await manyWaitsCells(tb, [...cells, ...capped], many, log);
   } finally {
     machine.stop();
     await closeCells(tb, [...cells, ...capped], log);
@@ -225,7 +205,6 @@ async function main() {
     starts: m,
     waits,
     many,
-    cellsWatches: WATCHES,
     light: LIGHT,
     latencies,
     supervisors,

@@ -4,6 +4,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { machineLine, perRunTable, range, ratio, row } from "./providerreport.mjs";
+import { WATCHES, manyWaitsTable } from "./manywaits.mjs";
 import { OPS, WAKE, WAKE_SEEN } from "./remoteload.mjs";
 import { fmt, quantile, summary } from "./stats.mjs";
 
@@ -73,38 +74,6 @@ export function summariseRemote(meta, runs) {
   return { cells: out, budgets };
 }
 
-// The many-waits section (bench/lib/manywaits.mjs): one row per cell.
-function manyTable(meta, sum, many, cellName) {
-  if (!many.length) return [];
-  const mib = (b) => fmt(b / 1048576);
-  const single = (m) => sum.cells[`${m.provider}-${m.latency}${m.supervisor === "static" ? "-static" : ""}`]?.wake.p50;
-  return [
-    "### Many waits at once",
-    "",
-    `Once per cell, after the runs: ${meta.many} tasks in the cell's sandbox, each a python3 that reads one FIFO to its end, then prints its stamp as above and exits (\`exec python3 -c 'import os, time; open(FIFO).read(); print(time.time_ns(), flush=True); os._exit(0)'\`: no interpreter starts at the burst), and a waiting get_task on each (\`wait: 60\`, a stdout_offset past the stamp), all in flight together on the one client; once the supervisors' \`wait\` verbs watching them run in the sandbox (counted in /proc: the sandboxes' processes are this host's) and half a second more, the server's VmRSS and threads are read, and a run_command opens the FIFO (\`: > FIFO\`), so every task ends at once. Wake-up per wait: its return minus its task's exit stamp, as above; all the answers leave through one stdio pipe to one client. Before the first row, the same on the first cell unmeasured, so that the server's first growth for that many threads (its allocator's arenas) is in no row. An instance watches up to its \`watches\` waits at once (${meta.cellsWatches} unless configured); the cells named w16 are an e2b instance with \`"watches": 16\` on the same fake, where the other waits look between pauses. "One wait" is the cell's single wake-up p50 above (median of runs).`,
-    "",
-    row(["cell", "watches", "waits", "verbs watching", "server RSS before → with the waits (MiB)", "per wait (KiB)", "threads before → with", "wake-up p50", "p99", "max", "first exit to last return", "one wait, p50"]),
-    row(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]),
-    ...many.map((m) =>
-      row([
-        m.watches === meta.cellsWatches ? cellName(m) : `${cellName(m)}, w${m.watches}`,
-        m.watches,
-        m.w,
-        m.seen,
-        `${mib(m.rss[0])} → ${mib(m.rss[1])}`,
-        fmt((m.rss[1] - m.rss[0]) / 1024 / m.w),
-        `${m.threads[0]} → ${m.threads[1]}`,
-        fmt(quantile(m.wake, 0.5)),
-        fmt(quantile(m.wake, 0.99)),
-        fmt(Math.max(...m.wake)),
-        fmt(m.spanMs),
-        single(m) ? range(single(m)) : "n/a",
-      ]),
-    ),
-    "",
-  ];
-}
-
 export function writeRemoteResults(dir, meta, runs, many = []) {
   mkdirSync(dir, { recursive: true });
   const sum = summariseRemote(meta, runs);
@@ -157,7 +126,12 @@ export function writeRemoteResults(dir, meta, runs, many = []) {
       return row([cellName(c), c.wakeSleep ?? "n/a", range(w.p50), range(w.p99), fmt(w.pooledP50), fmt(w.pooledP99), ...seen, w.n, w.dropped]);
     }),
     "",
-    ...manyTable(meta, sum, many, cellName),
+    ...manyWaitsTable(
+      many,
+      (m) => `${cellName(m)}${m.watches === WATCHES ? "" : `, w${m.watches}`}`,
+      (m) => sum.cells[`${m.provider}-${m.latency}${m.supervisor === "static" ? "-static" : ""}`]?.wake.p50,
+      `The cells named w16 are an e2b instance with \`"watches": 16\` on the same fake. "One wait" is the cell's single wake-up p50 above (median of runs).`,
+    ),
     ...perRunTable(meta, runs),
     "",
     "### Method",
