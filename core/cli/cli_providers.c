@@ -74,13 +74,18 @@ static unsigned probe_instances(const struct tb_config *cfg)
 			continue;
 		}
 		native = tb_sup_native_for(tb_plugin_desc(plugin));
-		printf("  ok        %s%s: plugin %s %s, ABI %u.%u, %s, "
-		       "supervisor ",
+		printf("  ok        %s%s: plugin %s %s, ABI %u.%u, %s, ",
 		       ci->name, tag, tb_plugin_desc(plugin)->name,
 		       tb_plugin_desc(plugin)->version,
 		       (unsigned)tb_plugin_desc(plugin)->abi_major,
 		       (unsigned)tb_plugin_desc(plugin)->abi_minor,
 		       tb_plugin_file(plugin));
+		/* Waits are watched in the sandbox where the host cannot see
+		 * its processes. */
+		if (!(tb_plugin_desc(plugin)->features &
+		      TASKBOX_FEATURE_HOST_PIDS))
+			printf("%u watches, ", ci->watches);
+		printf("supervisor ");
 		print_supervisor(native, ci->static_supervisor);
 		tb_instance_stop(plugin, handle);
 	}

@@ -108,6 +108,12 @@ else
 fi
 expect 0 "ok +work \\(default\\): plugin fake_good .*, supervisor python3$copy\$" \
 	"$bin" providers --config "$tmp/good.json" --plugin-dir "$fakes"
+# The waits each instance watches in its sandboxes at once, where the host
+# cannot see their processes: its "watches", 64 unless set.
+expect 0 "ok +work \\(default\\): plugin fake_good .*, 64 watches, supervisor " \
+	"$bin" providers --config "$tmp/good.json" --plugin-dir "$fakes"
+expect 0 "ok +box: plugin fake_good .*, 8 watches, supervisor " \
+	"$bin" providers --config "$tmp/good.json" --plugin-dir "$fakes"
 # "supervisor": "static": the copy from the first verb on, or python3 with
 # the reason where this build has no static supervisor.
 cat >"$tmp/static.json" <<'JSON'
@@ -120,7 +126,7 @@ else
 fi
 expect 0 "ok +s \\(default\\): plugin fake_good .*, $chosen" \
 	"$bin" providers --config "$tmp/static.json" --plugin-dir "$fakes"
-expect 0 'ok +local \(default\): plugin local .*, supervisor /.*/taskbox-supervisor$' \
+expect 0 'ok +local \(default\): plugin local [^,]*, ABI [^,]*, [^,]*, supervisor /.*/taskbox-supervisor$' \
 	env -u TASKBOX_SUPERVISOR "$bin" providers
 for reason in \
 	'fake_major\.la: ABI major 2, host speaks 1' \
