@@ -2,11 +2,13 @@
  * supervisor's wait verb; a list of the running ones for the drain. */
 #include "config.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -52,6 +54,20 @@ static int stopped(void *arg)
 	struct tb_remote_watch *w = arg;
 
 	return __atomic_load_n(&w->stopped, __ATOMIC_ACQUIRE);
+}
+
+/* The watches all instances may run at once: an eighth of the soft
+ * RLIMIT_NOFILE after 64 left for the rest of the process (a watch on e2b
+ * holds six descriptors: four sockets, its eventfd and the wait's copy of
+ * it), however many each instance's "watches" allow. */
+static unsigned process_cap(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 ||
+	    rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / 8 > UINT_MAX)
+		return UINT_MAX;
+	return rl.rlim_cur > 64 ? (unsigned)((rl.rlim_cur - 64) / 8) : 0;
 }
 
 /* The watches of instance INST running now; under the lock. */
@@ -130,7 +146,7 @@ struct tb_remote_watch *tb_remote_watch_start(const struct tb_box *box,
 	}
 	pthread_mutex_lock(&lock);
 	if (running_for(box->inst) < box->inst->watches &&
-	    pthread_attr_init(&attr) == 0) {
+	    n_running < process_cap() && pthread_attr_init(&attr) == 0) {
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		rc = pthread_create(&thread, &attr, watch, w);
 		pthread_attr_destroy(&attr);

@@ -31,7 +31,9 @@ struct tb_remote_watch;
  * own), asking the verb REQ (wait_s at most TB_REMOTE_WATCH_MAX_S). NULL
  * when none can start now: the box's instance has its "watches" running
  * (each holds a thread blocked in the provider's exec and a connection; past
- * them, waits look at their task between pauses), no memory, no thread. */
+ * them, waits look at their task between pauses), the whole process has an
+ * eighth of its soft RLIMIT_NOFILE past 64 running, no memory, no
+ * thread. */
 struct tb_remote_watch *
 tb_remote_watch_start(const struct tb_box *box, const char *task_id,
                       const struct tb_sup_wait_req *req);

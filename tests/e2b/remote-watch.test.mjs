@@ -2,8 +2,9 @@
 // see (e2b, against the fake): the supervisor's wait verb runs in the
 // sandbox and its answer wakes the call, instead of the call reading the
 // task's files again and again; an instance watches up to its "watches"
-// waits at once (64 unless configured), the others look between pauses as
-// before; a server that stops with watches in flight ends them.
+// waits at once (64 unless configured), the server no more than its
+// open-file limit allows, the others look between pauses as before; a
+// server that stops with watches in flight ends them.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -156,6 +157,28 @@ test("more waits than \"watches\": 3 watched, the others look between pauses; ev
         await new Promise((r) => setTimeout(r, 100));
         assert.equal(waitVerbs(ids), 3);
       }
+    });
+  } finally {
+    await s.close();
+  }
+});
+
+test("under RLIMIT_NOFILE 160 at most 12 waits are watched at once, whatever \"watches\" allows; every wait answers", { timeout: 180000 }, async () => {
+  // Without the test wrapper: valgrind needs descriptors of its own.
+  const s = await startServer({
+    args: ["--config", cfgPath],
+    env: { E2B_API_KEY: fake.apiKey },
+    wrapper: ["sh", "-c", 'ulimit -n 160 && exec "$0" "$@"'],
+  });
+  try {
+    const fds = () => readdirSync(`/proc/${s.pid}/fd`).length;
+    await manyWaits(s, 30, async (ids) => {
+      await until(() => waitVerbs(ids) === 12, 30000, () => `${waitVerbs(ids)} of 30 waits watched, not 12`);
+      for (let i = 0; i < 5; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        assert.equal(waitVerbs(ids), 12);
+      }
+      console.log(`# descriptors with 12 watches: ${fds()}`);
     });
   } finally {
     await s.close();

@@ -32,10 +32,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 
-export function taskboxCommand(args = []) {
+// The argv of the taskbox under test with args: behind TASKBOX_TEST_WRAPPER
+// (valgrind, in one stage), or behind wrapper (an argv prefix) instead.
+export function taskboxCommand(args = [], wrapper = null) {
   const bin = process.env.TASKBOX_BIN;
   if (!bin) throw new Error("TASKBOX_BIN is not set: run through `make check`");
-  const wrapper = (process.env.TASKBOX_TEST_WRAPPER || "").split(/\s+/).filter(Boolean);
+  wrapper ||= (process.env.TASKBOX_TEST_WRAPPER || "").split(/\s+/).filter(Boolean);
   const argv = [...wrapper, bin, ...args];
   return { command: argv[0], args: argv.slice(1) };
 }
@@ -153,6 +155,9 @@ const URL_LINE = /listening on (http:\/\/\S+)/;
 //   opts.args         extra arguments after `serve`
 //   opts.env          extra environment (merged over process.env)
 //   opts.stderr       "inherit" (default) or "pipe"
+//   opts.wrapper      an argv prefix to run taskbox behind instead of
+//                     TASKBOX_TEST_WRAPPER's (`sh -c 'ulimit ...; exec
+//                     "$0" "$@"'`, say)
 //   opts.transport    "stdio" or "http" (default: $TASKBOX_TEST_TRANSPORT or stdio)
 //   opts.client       "v1", "v2", "v2-modern" or "v2-auto" (default:
 //                     $TASKBOX_TEST_CLIENT or v1); every kind but v1 uses
@@ -169,7 +174,7 @@ const URL_LINE = /listening on (http:\/\/\S+)/;
 export async function startServer(opts = {}) {
   const kind = clientOf(opts);
   if (transportOf(opts) === "http") return startHttpServer(opts, kind);
-  const { command, args } = taskboxCommand(["serve", ...(opts.args || [])]);
+  const { command, args } = taskboxCommand(["serve", ...(opts.args || [])], opts.wrapper);
   const params = {
     command,
     args,
@@ -205,7 +210,7 @@ export async function startServer(opts = {}) {
 // says which on stderr.
 async function startHttpServer(opts, kind) {
   const token = opts.token === false ? null : opts.token || randomBytes(24).toString("hex");
-  const { command, args } = taskboxCommand(["serve", "--http", "127.0.0.1:0", ...(opts.args || [])]);
+  const { command, args } = taskboxCommand(["serve", "--http", "127.0.0.1:0", ...(opts.args || [])], opts.wrapper);
   const env = { ...process.env, ...(opts.env || {}) };
   delete env.TASKBOX_HTTP_TOKEN;
   if (token) env.TASKBOX_HTTP_TOKEN = token;
