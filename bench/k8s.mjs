@@ -72,6 +72,8 @@ const log = (msg) => process.stderr.write(`bench k8s: ${msg}\n`);
 const K8S_SLEEP = ["sleep", "2986"];
 // The warm-up run: enough calls to warm every path.
 const LIGHT = { calls: 2, starts: 1 };
+// Tasks one sandbox may hold (the supervisor's limit is 128).
+const TASK_LIMIT = 120;
 
 const RAW = "raw exec `true`";
 const REST = "REST GET of the pod";
@@ -474,6 +476,11 @@ async function main() {
   const m = Number(process.env.BENCH_K8S_STARTS || 3);
   const many = Number(process.env.BENCH_K8S_MANY ?? 48);
   if (!Number.isInteger(many) || many < 0 || many > WATCHES) throw new Error(`BENCH_K8S_MANY: a whole number up to ${WATCHES}`);
+  // The first cell's: the running, finished and set-up tasks, each run's
+  // start_tasks and raw sends of their exec, the unmeasured burst and its
+  // own.
+  const perSandbox = 3 + 2 * (LIGHT.starts + runs * m) + 2 * many;
+  if (perSandbox > TASK_LIMIT) throw new Error(`${perSandbox} tasks in the first cell's sandbox would pass ${TASK_LIMIT}: fewer runs, starts or waits at once`);
   const kinds = list(process.env.BENCH_K8S_KINDS, "pod,sandbox");
   for (const k of kinds) if (k !== "pod" && k !== "sandbox") throw new Error(`BENCH_K8S_KINDS: ${k}: pod or sandbox`);
   const results = process.env.BENCH_RESULTS || join(here, "results");

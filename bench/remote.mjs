@@ -90,7 +90,7 @@ async function main() {
   if (latencies.some((x) => !Number.isInteger(x) || x < 0)) throw new Error("BENCH_REMOTE_LATENCIES: whole numbers of ms");
   if (!Number.isInteger(many) || many < 0 || many > WATCHES) throw new Error(`BENCH_REMOTE_MANY: a whole number up to ${WATCHES}`);
   const perSandbox = 2 + LIGHT.starts + LIGHT.waits + runs * (m + waits) + 2 * many;
-  if (perSandbox > TASK_LIMIT) throw new Error(`${perSandbox} tasks per sandbox would pass ${TASK_LIMIT}: fewer runs, starts or waits`);
+  if (perSandbox > TASK_LIMIT) throw new Error(`${perSandbox} tasks per sandbox would pass ${TASK_LIMIT}: fewer runs, starts, waits or waits at once`);
   const results = process.env.BENCH_RESULTS || join(here, "results");
   const scratch = mkdtempSync(join(tmpdir(), "taskbox-bench-remote-"));
   const notes = [];
