@@ -4,7 +4,8 @@
 // waits and once every watch's verb runs in the sandbox, then the FIFO
 // opened: each wait's wake-up from its task's exit, all of them ending
 // together; and the table the reports print of it.
-import { allPids, cmdline, rssBytes } from "./procfs.mjs";
+import { waitVerbs } from "../../tests/lib/verbs.mjs";
+import { rssBytes } from "./procfs.mjs";
 import { readFileSync } from "node:fs";
 import { row, range } from "./providerreport.mjs";
 import { STAMP_BYTES } from "./remoteload.mjs";
@@ -24,19 +25,6 @@ const wallMs = () => performance.timeOrigin + performance.now();
 // interpreter's start is behind it, so the tasks' ends cost the machine
 // little: what the burst measures is their wake-ups.
 const held = (gate) => `exec python3 -c 'import os, time; open("${gate}").read(); print(time.time_ns(), flush=True); os._exit(0)'`;
-
-// The supervisors' wait verbs running now for these task ids: the
-// sandboxes' processes (the fake's, the engine's containers') are this
-// host's.
-export function waitVerbs(ids) {
-  let n = 0;
-  for (const pid of allPids()) {
-    const argv = cmdline(pid);
-    const at = argv ? argv.indexOf("wait") : -1;
-    if (at >= 0 && argv[at + 1] === "--root" && ids.has(argv[argv.indexOf("--id", at) + 1])) n++;
-  }
-  return n;
-}
 
 // The threads of pid, or NaN when it is gone.
 function threads(pid) {

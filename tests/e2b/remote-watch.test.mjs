@@ -7,10 +7,11 @@
 // server that stops with watches in flight ends them.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { startFake } from "./fake/spawn.mjs";
 import { callTool, scratchDir, startServer, writeConfig } from "../lib/client.mjs";
 import { initialize, spawnRaw } from "../mcp/raw.mjs";
+import { waitVerbs } from "../lib/verbs.mjs";
 
 let fake, cfgPath, fewPath;
 
@@ -87,24 +88,6 @@ test("a waiting get_task is woken by the supervisor's wait verb, whose answer is
   }
 });
 
-// The supervisors' wait verbs running now for these task ids (the fake's
-// sandboxes are processes of this host).
-function waitVerbs(taskIds) {
-  const ids = new Set(taskIds);
-  let n = 0;
-  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    let argv;
-    try {
-      argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-    } catch {
-      continue; // gone meanwhile
-    }
-    const at = argv.indexOf("wait");
-    if (at >= 0 && argv[at + 1] === "--root" && ids.has(argv[argv.indexOf("--id", at) + 1])) n++;
-  }
-  return n;
-}
-
 // Waits until f() is truthy, or fails after ms.
 async function until(f, ms, what) {
   const end = Date.now() + ms;
@@ -115,16 +98,16 @@ async function until(f, ms, what) {
 }
 
 // n tasks that end at a gate, each with a waiting get_task; checks the
-// verbs watching them (check(taskIds), which waits for them to settle), then opens
-// the gate: every wait answers with its own task's end, the view a plain
-// get_task gives.
+// verbs watching them (check(ids), a Set of the task ids, which waits for
+// them to settle), then opens the gate: every wait answers with its own
+// task's end, the view a plain get_task gives.
 async function manyWaits(s, n, check) {
   const { sandbox_id } = await call(s, "create_sandbox", {});
   const gate = `many-${process.pid}-${n}`;
   const tasks = [];
   for (let i = 0; i < n; i++)
     tasks.push(await call(s, "start_task", { sandbox_id, command: `until [ -e ${gate} ]; do sleep 0.05; done; exit ${i + 1}` }));
-  const ids = tasks.map((t) => t.task_id);
+  const ids = new Set(tasks.map((t) => t.task_id));
   const waits = tasks.map((t) => call(s, "get_task", { sandbox_id, task_id: t.task_id, wait: 60 }));
   await check(ids);
   await call(s, "write_file", { sandbox_id, path: gate, content: "" });
