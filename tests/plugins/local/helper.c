@@ -159,12 +159,59 @@ void *tl_init_ok(void)
 	return inst;
 }
 
+/* Nonzero when a child of process parent runs sleep. */
+static int sleeping_child(long parent)
+{
+	char path[300], buf[256];
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	long ppid;
+	int found = 0;
+	FILE *f;
+
+	cr_assert_not_null(d);
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (fgets(buf, sizeof buf, f) && strstr(buf, " (sleep) ") &&
+		    sscanf(strrchr(buf, ')') + 1, " %*c %ld", &ppid) == 1)
+			found = ppid == parent;
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Waits until sandbox id's reaper has read its deadline and sleeps: a
+ * deadline a test moves into the past from then on is the host's to find,
+ * not a reaper's that started late and read it first. */
+static void wait_reaper_asleep(const char *id)
+{
+	char path[512];
+	long group, loop;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof path, "%s/%s/reaper.pid", tl_root, id);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	cr_assert_eq(fscanf(f, "%ld %ld", &group, &loop), 2);
+	fclose(f);
+	for (i = 0; i < 400 && !sleeping_child(loop); i++)
+		usleep(25000);
+	cr_assert_lt(i, 400, "the reaper of %s never slept", id);
+}
+
 void tl_create(void *inst, uint32_t lifetime_s, char id[TASKBOX_SANDBOX_ID_MAX])
 {
 	struct taskbox_create_req req = {sizeof req, NULL, lifetime_s};
 	int rc = tl_p->ops.create(inst, &req, id, tl_err, sizeof tl_err);
 
 	cr_assert_eq(rc, TASKBOX_OK, "create: %d %s", rc, tl_err);
+	wait_reaper_asleep(id);
 }
 
 void *tl_connect(void *inst, const char *id)

@@ -27,7 +27,8 @@ int tl_init(const char *settings_fmt, void **inst);
 /* init with {"root": tl_root} and assert success. */
 void *tl_init_ok(void);
 
-/* create (asserting success) and connect. */
+/* create (asserting success) and connect. tl_create waits until the new
+ * sandbox's reaper has read its deadline and sleeps. */
 void tl_create(void *inst, uint32_t lifetime_s,
                char id[TASKBOX_SANDBOX_ID_MAX]);
 void *tl_connect(void *inst, const char *id);
