@@ -30,6 +30,9 @@ static unsigned check_instances(const struct tb_config *cfg, bool start)
 			failed++;
 			continue;
 		}
+		if (tb_instance_watches_unused(ci, tb_plugin_desc(plugin), err,
+		                               sizeof err))
+			fprintf(stderr, "warning: %s\n", err);
 		tb_plugin_release(plugin);
 		if (!start)
 			continue;

@@ -371,6 +371,7 @@ static int take_instances(struct tb_config *cfg, json_t *providers)
 		    strcmp(json_string_value(supervisor), "static") == 0;
 		ci->watches = watches ? (unsigned)json_integer_value(watches)
 		                      : TB_CONFIG_WATCHES_DEFAULT;
+		ci->watches_set = watches != NULL;
 		if (!ci->name || !ci->plugin || !ci->settings_json)
 			return -1;
 	}

@@ -12,6 +12,7 @@ struct tb_config_instance {
 	char *settings_json;    /* the instance's "settings" object as text */
 	bool static_supervisor; /* "supervisor": "static" */
 	unsigned watches;       /* "watches", or TB_CONFIG_WATCHES_DEFAULT */
+	bool watches_set;       /* "watches" was given */
 };
 
 /* An instance's waits watched in its sandboxes at once (remote_watch.h),

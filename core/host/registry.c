@@ -99,6 +99,19 @@ void tb_instance_stop(struct tb_plugin *plugin, void *handle)
 	tb_plugin_release(plugin);
 }
 
+int tb_instance_watches_unused(const struct tb_config_instance *ci,
+                               const struct taskbox_provider *p, char *buf,
+                               size_t len)
+{
+	if (!ci->watches_set || !(p->features & TASKBOX_FEATURE_HOST_PIDS))
+		return 0;
+	snprintf(buf, len,
+	         "$.providers.%s.watches: has no effect with plugin %s: the "
+	         "server sees its tasks' processes and waits on them itself",
+	         ci->name, p->name);
+	return 1;
+}
+
 int tb_registry_open(const struct tb_config *cfg, char *err, size_t errlen)
 {
 	slots = calloc(cfg->n_instances ? cfg->n_instances : 1, sizeof *slots);
@@ -109,6 +122,7 @@ int tb_registry_open(const struct tb_config *cfg, char *err, size_t errlen)
 	for (n_slots = 0; n_slots < cfg->n_instances; n_slots++) {
 		const struct tb_config_instance *ci = &cfg->instances[n_slots];
 		struct slot *s = &slots[n_slots];
+		char warn[512];
 
 		s->inst.name = strdup(ci->name);
 		if (!s->inst.name) {
@@ -124,6 +138,9 @@ int tb_registry_open(const struct tb_config *cfg, char *err, size_t errlen)
 		s->inst.plugin = tb_plugin_desc(s->plugin);
 		s->inst.static_supervisor = ci->static_supervisor;
 		s->inst.watches = ci->watches;
+		if (tb_instance_watches_unused(ci, s->inst.plugin, warn,
+		                               sizeof warn))
+			tb_log(TB_LOG_WARN, "%s", warn);
 		if (strcmp(ci->name, cfg->default_name) == 0)
 			default_slot = n_slots;
 		tb_log(TB_LOG_INFO, "instance %s: plugin %s %s from %s",

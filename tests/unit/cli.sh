@@ -114,6 +114,17 @@ expect 0 "ok +work \\(default\\): plugin fake_good .*, 64 watches, supervisor " 
 	"$bin" providers --config "$tmp/good.json" --plugin-dir "$fakes"
 expect 0 "ok +box: plugin fake_good .*, 8 watches, supervisor " \
 	"$bin" providers --config "$tmp/good.json" --plugin-dir "$fakes"
+# "watches" on a provider that sees its tasks' processes (local) has no
+# effect: check-config, providers and serve say so, and go on.
+cat >"$tmp/localwatches.json" <<'JSON'
+{"default": "l", "providers": {"l": {"plugin": "local", "watches": 8}}}
+JSON
+unused='\$\.providers\.l\.watches: has no effect with plugin local: the server sees'
+expect 0 "^warning: $unused" "$bin" check-config "$tmp/localwatches.json"
+expect 0 'ok +l \(default\): plugin local .*, "watches" unused \(it sees the processes\), supervisor ' \
+	env -u TASKBOX_SUPERVISOR "$bin" providers --config "$tmp/localwatches.json"
+expect 0 "^taskbox: warn: $unused" sh -c "echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}' |
+	'$bin' --config '$tmp/localwatches.json' >/dev/null"
 # "supervisor": "static": the copy from the first verb on, or python3 with
 # the reason where this build has no static supervisor.
 cat >"$tmp/static.json" <<'JSON'
