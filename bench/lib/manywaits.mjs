@@ -8,7 +8,7 @@ import { waitVerbs } from "../../tests/lib/verbs.mjs";
 import { rssBytes } from "./procfs.mjs";
 import { readFileSync } from "node:fs";
 import { row, range } from "./providerreport.mjs";
-import { STAMP_BYTES } from "./remoteload.mjs";
+import { STAMP_BYTES } from "./wait.mjs";
 import { waitFor } from "./rounds.mjs";
 import { fmt, quantile } from "./stats.mjs";
 import { createCellSandbox, sc } from "./taskcalls.mjs";

@@ -7,9 +7,9 @@
 import { cpuTicks, CLK_TCK, rssBytes } from "./procfs.mjs";
 import { HttpSession, connection } from "./httpclient.mjs";
 import { quantile } from "./stats.mjs";
+import { STAMP_BYTES } from "./wait.mjs";
 
 export const PARK_SLEEP = ["sleep", "2993"]; // the unrelated task's marker
-const STAMP_BYTES = 20; // what bench/stamp.c prints: 19 digits, a newline
 const sleepMs = (ms) => new Promise((r) => setTimeout(r, ms));
 const wallMs = () => performance.timeOrigin + performance.now();
 

@@ -6,6 +6,7 @@ import { once } from "node:events";
 import { dockerBaseline, e2bBaseline } from "./remotesetup.mjs";
 import { interleave } from "./rounds.mjs";
 import { createCellSandbox, getTaskParts, sc, startCellTasks, startTaskPart } from "./taskcalls.mjs";
+import { STAMP_BYTES } from "./wait.mjs";
 
 // The running task: a sleep with a duration nothing else uses.
 export const REMOTE_SLEEP = ["sleep", "2987"];
@@ -15,8 +16,7 @@ export const REMOTE_SLEEP = ["sleep", "2987"];
 // without the interpreter's teardown, so that the task's exit follows the
 // stamp within a few system calls (until 2026-12 the shell waited for a
 // python3 that tore itself down, some milliseconds charged to taskbox).
-export const STAMP = "exec python3 -c 'import os, time; print(time.time_ns(), flush=True); os._exit(0)'";
-export const STAMP_BYTES = 20;
+const STAMP = "exec python3 -c 'import os, time; print(time.time_ns(), flush=True); os._exit(0)'";
 
 export const OPS = ["baseline", "get_task (running)", "get_task (finished)", "start_task", "run_command"];
 export const WAKE = "wake-up: task exit to get_task return";

@@ -6,8 +6,9 @@ import { fmt, quantile } from "./stats.mjs";
 export const WAIT_FIGURE = "wait: task exit to get_task return";
 // Waits per run: enough for a p99 that is not just the run's maximum.
 export const WAIT_SAMPLES = 100;
-// What bench/stamp.c prints: 19 digits and a newline.
-const STAMP_BYTES = 20;
+// What a task's stamp prints (bench/stamp.c, or the remote benches' python3
+// line): the wall clock in ns, 19 digits, and a newline.
+export const STAMP_BYTES = 20;
 const sc = (r) => r.structuredContent || JSON.parse(r.content?.[0]?.text || "{}");
 
 // The wall clock in ms with sub-ms precision (the same clock `date` reads).
