@@ -61,8 +61,12 @@ export async function manyWaits(tb, cell, w, watched) {
       return sc(res);
     }),
   );
+  // Rejects at the first wait that fails (never resolves): a wait failing
+  // before they are all awaited ends the scenario with its error, through
+  // the bench's own clean-up, not the process as an unhandled rejection.
+  const failed = Promise.all(waits).then(() => new Promise(() => {}));
   const ids = new Set(handles.map((h) => h.task_id));
-  await waitFor(`${watched} of ${w} waits watched on ${cell.instance}`, async () => waitVerbs(ids) >= watched, 50);
+  await Promise.race([waitFor(`${watched} of ${w} waits watched on ${cell.instance}`, async () => waitVerbs(ids) >= watched, 50), failed]);
   // The other waits' first looks, and the watches' connections, settle.
   await new Promise((res) => setTimeout(res, 500));
   const seen = waitVerbs(ids);
