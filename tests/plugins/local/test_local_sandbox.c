@@ -206,7 +206,7 @@ Test(local_sandbox, reads_keep_the_deadline_connect_read)
 	tl_p->ops.close(conn);
 
 	/* The deadline connect read passes: the next read says expired (the
-	 * reaper sleeps past it: tl_set_deadline waited for that). */
+	 * reaper sleeps past it: tl_create waited for that). */
 	tl_create(inst, 0, id);
 	deadline = time(NULL) + 2;
 	tl_set_deadline(id, deadline);
