@@ -59,7 +59,7 @@ import { connect as tlsConnect } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { benchSupervisors, cellRuns, closeCells, copyTaskbox, fileStamp, isoSeconds, list, removeScratch, runMain, skip, watchMachine } from "./lib/providerbench.mjs";
 import { machineLine, perRunTable, range, ratio, row } from "./lib/providerreport.mjs";
-import { WATCHES, manyWaitsCells, manyWaitsTable } from "./lib/manywaits.mjs";
+import { TASK_LIMIT, manyFromEnv, manyWaitsCells, manyWaitsTable } from "./lib/manywaits.mjs";
 import { interleave, reapLeftovers } from "./lib/rounds.mjs";
 import { connectTaskbox } from "./lib/servers.mjs";
 import { fmt, quantile, summary } from "./lib/stats.mjs";
@@ -72,8 +72,6 @@ const log = (msg) => process.stderr.write(`bench k8s: ${msg}\n`);
 const K8S_SLEEP = ["sleep", "2986"];
 // The warm-up run: enough calls to warm every path.
 const LIGHT = { calls: 2, starts: 1 };
-// Tasks one sandbox may hold (the supervisor's limit is 128).
-const TASK_LIMIT = 120;
 
 const RAW = "raw exec `true`";
 const REST = "REST GET of the pod";
@@ -474,8 +472,7 @@ async function main() {
   const runs = Number(process.env.BENCH_K8S_RUNS || 3);
   const n = Number(process.env.BENCH_K8S_CALLS || 8);
   const m = Number(process.env.BENCH_K8S_STARTS || 3);
-  const many = Number(process.env.BENCH_K8S_MANY ?? 48);
-  if (!Number.isInteger(many) || many < 0 || many > WATCHES) throw new Error(`BENCH_K8S_MANY: a whole number up to ${WATCHES}`);
+  const many = manyFromEnv("BENCH_K8S_MANY");
   // The first cell's: the running, finished and set-up tasks, each run's
   // start_tasks and raw sends of their exec, the unmeasured burst and its
   // own.

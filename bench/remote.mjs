@@ -54,7 +54,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { benchSupervisors, cellRuns, closeCells, copyTaskbox, fileStamp, isoSeconds, list, removeScratch, runMain, watchMachine } from "./lib/providerbench.mjs";
-import { WATCHES, manyWaitsCells } from "./lib/manywaits.mjs";
+import { TASK_LIMIT, manyFromEnv, manyWaitsCells } from "./lib/manywaits.mjs";
 import { OPS, REMOTE_SLEEP, WAKE, WAKE_SEEN, setupCell, timeCalls, timeWakeUps } from "./lib/remoteload.mjs";
 import { writeRemoteResults } from "./lib/remotereport.mjs";
 import { startEngine, startFakes, stopEngine } from "./lib/remotesetup.mjs";
@@ -64,8 +64,6 @@ import { quantile } from "./lib/stats.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const log = (msg) => process.stderr.write(`bench remote: ${msg}\n`);
-// Tasks one sandbox may hold (the supervisor's limit is 128).
-const TASK_LIMIT = 120;
 // The warm-up run: enough calls to warm every path and to set the wake-up
 // tasks' sleep.
 const LIGHT = { calls: 2, starts: 2, waits: 1 };
@@ -83,12 +81,11 @@ async function main() {
   const n = Number(process.env.BENCH_REMOTE_CALLS || 6);
   const m = Number(process.env.BENCH_REMOTE_STARTS || 3);
   const waits = Number(process.env.BENCH_REMOTE_WAITS || 3);
-  const many = Number(process.env.BENCH_REMOTE_MANY ?? 48);
+  const many = manyFromEnv("BENCH_REMOTE_MANY");
   const latencies = list(process.env.BENCH_REMOTE_LATENCIES, "0,50").map(Number);
   const providers = list(process.env.BENCH_REMOTE_PROVIDERS, "docker,e2b");
   for (const p of providers) if (p !== "docker" && p !== "e2b") throw new Error(`BENCH_REMOTE_PROVIDERS: ${p}: docker or e2b`);
   if (latencies.some((x) => !Number.isInteger(x) || x < 0)) throw new Error("BENCH_REMOTE_LATENCIES: whole numbers of ms");
-  if (!Number.isInteger(many) || many < 0 || many > WATCHES) throw new Error(`BENCH_REMOTE_MANY: a whole number up to ${WATCHES}`);
   const perSandbox = 2 + LIGHT.starts + LIGHT.waits + runs * (m + waits) + 2 * many;
   if (perSandbox > TASK_LIMIT) throw new Error(`${perSandbox} tasks per sandbox would pass ${TASK_LIMIT}: fewer runs, starts, waits or waits at once`);
   const results = process.env.BENCH_RESULTS || join(here, "results");

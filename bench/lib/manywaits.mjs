@@ -16,6 +16,16 @@ import { createCellSandbox, sc } from "./taskcalls.mjs";
 // An instance's waits watched at once unless configured (the host's
 // default, "watches" in its config).
 export const WATCHES = 64;
+// Tasks one sandbox of a bench may hold (the supervisor's limit is 128).
+export const TASK_LIMIT = 120;
+
+// The waits at once the environment variable name asks for (default 48, 0
+// skips them), checked: at most WATCHES, so that every one is watched.
+export function manyFromEnv(name) {
+  const many = Number(process.env[name] ?? 48);
+  if (!Number.isInteger(many) || many < 0 || many > WATCHES) throw new Error(`${name}: a whole number up to ${WATCHES}`);
+  return many;
+}
 
 const wallMs = () => performance.timeOrigin + performance.now();
 

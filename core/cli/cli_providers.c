@@ -85,7 +85,8 @@ static unsigned probe_instances(const struct tb_config *cfg)
 		if (!(tb_plugin_desc(plugin)->features &
 		      TASKBOX_FEATURE_HOST_PIDS))
 			printf("%u watches, ", ci->watches);
-		else if (ci->watches_set)
+		else if (tb_instance_watches_unused(ci, tb_plugin_desc(plugin),
+		                                    err, sizeof err))
 			printf("\"watches\" unused (it sees the processes), ");
 		printf("supervisor ");
 		print_supervisor(native, ci->static_supervisor);
