@@ -1,5 +1,5 @@
 # core/base: small pieces every layer may use: logging, base64, UTF-8 pages,
-# error bodies, JSON-RPC codes, listen addresses, metrics.
+# error bodies, JSON-RPC codes, listen addresses, metrics, principals.
 # (included from core/local.mk)
 libtaskbox_core_la_SOURCES += \
 	core/base/base64.c \
@@ -7,6 +7,7 @@ libtaskbox_core_la_SOURCES += \
 	core/base/listen_addr.c \
 	core/base/log.c \
 	core/base/metrics.c \
+	core/base/principal.c \
 	core/base/utf8_page.c
 noinst_HEADERS += \
 	core/base/base64.h \
@@ -14,5 +15,6 @@ noinst_HEADERS += \
 	core/base/listen_addr.h \
 	core/base/log.h \
 	core/base/metrics.h \
+	core/base/principal.h \
 	core/base/rpc_codes.h \
 	core/base/utf8_page.h
