@@ -10,6 +10,7 @@ export class TestIssuer {
   constructor() {
     this.keys = new Map(); // kid -> { alg, privateKey, publicJwk, listed }
     this.jwksFetches = 0;
+    this.requests = 0; // every request, answered or not
     this.metadataFetches = 0;
     this.maxAge = null; // seconds in Cache-Control, or none
     this.down = false;
@@ -28,6 +29,7 @@ export class TestIssuer {
       res.writeHead(status, { "content-type": "application/json", ...headers });
       res.end(JSON.stringify(body));
     };
+    this.requests++;
     if (this.down) return json(503, { error: "down" });
     if (req.url === "/.well-known/oauth-authorization-server") {
       this.metadataFetches++;
