@@ -185,13 +185,18 @@ K8S_TESTS="tests/contract/k8s.test.mjs tests/contract/k8s-sandbox.test.mjs"
 K8S_TESTS="$K8S_TESTS tests/contract/k8s-nopython.test.mjs"
 K8S_TESTS="$K8S_TESTS tests/k8s/kubectl-judge.sh"
 
+# The OAuth token table starts two servers and sends a thousand forged
+# tokens: minutes under valgrind. One stage (asan) runs it; the gcc stage
+# runs the verifier's unit tests under valgrind.
+OAUTH_TESTS="tests/http/oauth-tokens.test.mjs"
+
 stage_gcc() {
 	local logs=$builds/gcc-vg-logs rc=0
 	rm -rf "$logs"
 	mkdir -p "$logs"
 	TASKBOX_TEST_WRAPPER="$src/tests/vg --server" \
 		TASKBOX_VG_LOGDIR=$logs \
-		check_skip="$ENGINE_TESTS $HTTP_PROVIDER_TESTS $FUZZ_TESTS $K8S_TESTS" \
+		check_skip="$ENGINE_TESTS $HTTP_PROVIDER_TESTS $FUZZ_TESTS $K8S_TESTS $OAUTH_TESTS" \
 		build_and_check gcc || rc=1
 	# Valgrind's findings in the servers the integration tests started.
 	local bad
