@@ -1,6 +1,7 @@
 /* The access handler: every request's checks in order (health, Host,
- * Origin, token, path, method, content type, size, admission), then the
- * body to its exchange, DELETE to its session, /metrics to the renderer. */
+ * Origin, the resource metadata, who is calling, path, method, content
+ * type, size, admission), then the body to its exchange, DELETE to its
+ * session, /metrics to the renderer. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -21,19 +22,6 @@ static enum MHD_Result reply_metrics(struct http_exchange *ex)
 
 	return http_reply_owned(ex, MHD_HTTP_OK, "text/plain; version=0.0.4",
 	                        text, len, NULL, NULL);
-}
-
-static enum MHD_Result reply_unauthorized(struct http_exchange *ex)
-{
-	bool given = http_header(ex, MHD_HTTP_HEADER_AUTHORIZATION) != NULL;
-
-	return http_reply_error_with(
-	    ex, MHD_HTTP_UNAUTHORIZED, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-	    "Bearer realm=\"taskbox\"",
-	    given ? "Unauthorized: header Authorization: the bearer token is "
-	            "not one this server accepts"
-	          : "Unauthorized: header Authorization: required, as "
-	            "\"Bearer TOKEN\"");
 }
 
 static enum MHD_Result reply_not_allowed(struct http_exchange *ex)
@@ -65,8 +53,8 @@ static bool is_json(const char *type)
 	       (type[n] == '\0' || type[n] == ';' || type[n] == ' ');
 }
 
-/* The checks every request but /healthz passes; answers (returning
- * false) the first one failed. */
+/* The Host and Origin checks every request but /healthz passes; answers
+ * (returning false) the first one failed. */
 static bool allowed(struct http_exchange *ex, enum MHD_Result *rc)
 {
 	const struct http_server *srv = ex->srv;
@@ -90,12 +78,6 @@ static bool allowed(struct http_exchange *ex, enum MHD_Result *rc)
 		                       "not an allowed origin "
 		                       "(allowed_origins)",
 		                       origin);
-		return false;
-	}
-	if (o->n_tokens > 0 &&
-	    !tb_http_bearer_ok(http_header(ex, MHD_HTTP_HEADER_AUTHORIZATION),
-	                       o->tokens, o->n_tokens)) {
-		*rc = reply_unauthorized(ex);
 		return false;
 	}
 	return true;
@@ -132,7 +114,7 @@ static enum MHD_Result delete_session(struct http_exchange *ex)
 		return http_reply_error(ex, MHD_HTTP_BAD_REQUEST, -32000,
 		                        "Bad Request: header Mcp-Session-Id: "
 		                        "required to end a session");
-	s = http_session_find(ex->srv->sessions, sid);
+	s = http_session_find(ex->srv->sessions, sid, &ex->who);
 	if (!s)
 		return http_reply_error(
 		    ex, MHD_HTTP_NOT_FOUND, -32001,
@@ -155,6 +137,10 @@ static enum MHD_Result headers(struct http_exchange *ex, const char *url,
 	if (get && strcmp(url, "/healthz") == 0)
 		return http_reply_text(ex, MHD_HTTP_OK, "text/plain", "ok");
 	if (!allowed(ex, &rc))
+		return rc;
+	if (get && http_is_resource_metadata(ex->srv, url))
+		return http_reply_resource_metadata(ex);
+	if (!http_authenticate(ex, &rc))
 		return rc;
 	if (get && strcmp(url, "/metrics") == 0)
 		return reply_metrics(ex);
