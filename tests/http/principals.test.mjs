@@ -214,7 +214,7 @@ describe("static tokens name their principal", () => {
     for (const bad of [TOKENS.alice + "x", tampered, `${jwt} ${TOKENS.bob}`, jwt.split(".").slice(0, 2).join(".")])
       assert.equal((await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }, { bearer: bad })).status, 401, "a bad token is refused");
     const inQuery = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }, { target: `${url}?access_token=${TOKENS.alice}` });
-    assert.equal(inQuery.status, 401, "a token in the query string is refused");
+    assert.ok(inQuery.status === 400 || inQuery.status === 401, `a token in the query string is refused: ${inQuery.status}`);
     await callIn(viaJwt, TOKENS.reader, "run_command", { sandbox_id: sb, command: "true" });
     await callIn(viaJwt, jwt, "run_command", { sandbox_id: sb, command: "true", bogus: TOKENS.bob });
 
