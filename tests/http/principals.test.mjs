@@ -205,7 +205,7 @@ describe("static tokens name their principal", () => {
     // The JWT works, and so does every static token.
     const viaJwt = await open(jwt);
     const sb = data(await callIn(viaJwt, jwt, "create_sandbox", { timeout: 600 }), "create_sandbox with the JWT").sandbox_id;
-    const env = data(await callIn(viaJwt, jwt, "run_command", { sandbox_id: sb, command: "env; cat /proc/$PPID/environ 2>/dev/null | tr '\\0' '\\n'" }), "env").stdout;
+    const env = data(await callIn(viaJwt, jwt, "run_command", { sandbox_id: sb, command: "env" }), "env").stdout;
     assert.match(env, /PATH=/, "the command's environment was read");
     for (const t of Object.values(TOKENS)) await open(t);
 
