@@ -16,7 +16,7 @@ export DEBIAN_FRONTEND=noninteractive
 build_pkgs="gcc g++ libc6-dev make git xz-utils ca-certificates
 	autoconf automake libtool autoconf-archive pkg-config
 	libjansson-dev libcurl4-openssl-dev libltdl-dev libcriterion-dev
-	libmicrohttpd-dev libyaml-dev libssl-dev libwslay-dev"
+	libmicrohttpd-dev libyaml-dev libssl-dev libwslay-dev libjose-dev"
 # The checks: valgrind, the sanitizer and fuzzer runtime, clang-format.
 check_pkgs="valgrind clang clang-format libclang-rt-14-dev"
 # The tests' real parts: the supervisor's fallback (python3), the local
@@ -54,7 +54,7 @@ done
 # init_path default); without it every create_sandbox fails.
 [ -x /usr/libexec/podman/catatonit ] ||
 	missing+=("podman's init binary /usr/libexec/podman/catatonit (package catatonit)")
-for pc in jansson libcurl criterion libmicrohttpd yaml-0.1 libcrypto; do
+for pc in jansson libcurl criterion libmicrohttpd yaml-0.1 libcrypto jose; do
 	pkg-config --exists "$pc" || missing+=("pkg-config module $pc")
 done
 [ -f /usr/include/ltdl.h ] || missing+=("header ltdl.h (package libltdl-dev)")

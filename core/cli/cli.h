@@ -57,6 +57,12 @@ int tb_cli_http_tokens_take(const struct tb_config_http *h,
                             struct tb_cli_http_tokens *t);
 void tb_cli_http_tokens_free(struct tb_cli_http_tokens *t);
 
+struct tb_oauth;
+
+/* The verifier of h's oauth section into *out (NULL when h has none).
+ * Returns 0, or -1 after saying why on stderr. */
+int tb_cli_oauth_new(const struct tb_config_http *h, struct tb_oauth **out);
+
 /* `taskbox serve` over HTTP: on --http, else on h->listen (h may be NULL
  * with --http), guarded by tokens. Returns an exit code (TB_EXIT_CONFIG
  * when no token guards a non-loopback address). */

@@ -7,6 +7,7 @@ taskbox_SOURCES += \
 	core/cli/cli_check_config.c \
 	core/cli/cli_help.c \
 	core/cli/cli_http.c \
+	core/cli/cli_oauth.c \
 	core/cli/cli_providers.c \
 	core/cli/main.c
 noinst_HEADERS += \

@@ -20,6 +20,18 @@ struct tb_config_instance {
 #define TB_CONFIG_WATCHES_DEFAULT 64u
 #define TB_CONFIG_WATCHES_MAX 1024
 
+/* "http.oauth": OAuth 2.1 access tokens (docs/oauth.md). */
+struct tb_config_oauth {
+	char *issuer;
+	char *jwks_uri;  /* or NULL: from the issuer's metadata */
+	char **audience; /* none: [public_url] */
+	size_t n_audience;
+	char *principal_claim; /* or NULL: "sub" */
+	int leeway_s;          /* -1: not set (60) */
+	char *scopes[3];       /* read, run, admin; NULL: taskbox's names */
+	char *challenge_scope; /* or NULL: the run scope's name */
+};
+
 /* The "http" section: the Streamable HTTP transport's settings. Tokens are
  * never in the file: token_env and token_file name where they are. */
 struct tb_config_http {
@@ -37,6 +49,8 @@ struct tb_config_http {
 	unsigned max_inflight;
 	char *tls_cert; /* both or neither */
 	char *tls_key;
+	char *public_url;              /* or NULL; required with oauth */
+	struct tb_config_oauth *oauth; /* or NULL */
 };
 
 struct tb_config {

@@ -7,6 +7,7 @@
 
 #include "base/listen_addr.h"
 #include "host/config_http.h"
+#include "host/config_oauth.h"
 
 static const struct {
 	const char *key;
@@ -101,6 +102,8 @@ void tb_config_check_http(struct tb_config_problems *p, json_t *http)
 	                                      "max_connections",
 	                                      "max_inflight",
 	                                      "tls",
+	                                      "public_url",
+	                                      "oauth",
 	                                      NULL};
 	json_t *v;
 	char why[160];
@@ -120,7 +123,7 @@ void tb_config_check_http(struct tb_config_problems *p, json_t *http)
 	    p, "$.http", http, allowed,
 	    "listen, path, token_env, token_file, allowed_origins, "
 	    "allowed_hosts, session_idle_s, idle_timeout_s, max_connections, "
-	    "max_inflight, tls");
+	    "max_inflight, tls, public_url, oauth");
 	struct tb_listen_addr addr;
 	v = json_object_get(http, "listen");
 	if (v && (!json_is_string(v) ||
@@ -152,6 +155,7 @@ void tb_config_check_http(struct tb_config_problems *p, json_t *http)
 			                  (long long)limits[i].max);
 	}
 	check_tls(p, json_object_get(http, "tls"));
+	tb_config_check_oauth(p, http);
 }
 
 static char *dup_member(json_t *obj, const char *key, bool *failed)
@@ -218,6 +222,8 @@ struct tb_config_http *tb_config_take_http(json_t *http, bool *failed)
 	    (unsigned)json_integer_value(json_object_get(http, "max_inflight"));
 	h->tls_cert = dup_member(tls, "cert", failed);
 	h->tls_key = dup_member(tls, "key", failed);
+	h->public_url = dup_member(http, "public_url", failed);
+	h->oauth = tb_config_take_oauth(json_object_get(http, "oauth"), failed);
 	return h;
 }
 
@@ -237,5 +243,7 @@ void tb_config_free_http(struct tb_config_http *h)
 	free(h->token_file);
 	free(h->tls_cert);
 	free(h->tls_key);
+	free(h->public_url);
+	tb_config_free_oauth(h->oauth);
 	free(h);
 }

@@ -6,6 +6,11 @@ libtaskbox_core_la_SOURCES += \
 	core/transport/http_challenge.c \
 	core/transport/http_policy.c \
 	core/transport/http_tokens.c \
+	core/transport/oauth.c \
+	core/transport/oauth_claims.c \
+	core/transport/oauth_fetch.c \
+	core/transport/oauth_jwks.c \
+	core/transport/oauth_jws.c \
 	core/transport/server.c \
 	core/transport/stop.c
 noinst_HEADERS += \
@@ -14,6 +19,8 @@ noinst_HEADERS += \
 	core/transport/http_challenge.h \
 	core/transport/http_policy.h \
 	core/transport/http_tokens.h \
+	core/transport/oauth.h \
+	core/transport/oauth_internal.h \
 	core/transport/server.h \
 	core/transport/stop.h
 

@@ -20,3 +20,19 @@ TESTS += tests/http/transport.test.mjs tests/http/parked-waits.test.mjs \
 	tests/http/modern.test.mjs tests/http/quiet-waits.test.mjs \
 	tests/http/oauth-flow.test.mjs tests/http/principals.test.mjs
 endif
+
+# The OAuth token check's pieces (claims, signatures, keys, config).
+check_PROGRAMS += tests/http/test_oauth_units
+TESTS += tests/http/test_oauth_units
+tests_http_test_oauth_units_SOURCES = tests/http/test_oauth_units.c
+tests_http_test_oauth_units_CFLAGS = $(UNIT_TEST_CFLAGS) $(JOSE_CFLAGS) \
+	$(CRYPTO_CFLAGS)
+tests_http_test_oauth_units_LDADD = $(UNIT_TEST_LDADD) $(JOSE_LIBS) \
+	$(CRYPTO_LIBS)
+
+# The token table: OAuth access tokens from a test issuer (tests/http/
+# oauth-issuer.mjs) against the real binary.
+EXTRA_DIST += tests/http/oauth-tokens.test.mjs tests/http/oauth-issuer.mjs
+if INTEGRATION_TESTS
+TESTS += tests/http/oauth-tokens.test.mjs
+endif
