@@ -15,6 +15,7 @@
 #include "host/config_file.h"
 #include "transport/http.h"
 #include "transport/http_tokens.h"
+#include "transport/oauth.h"
 
 #define TOKEN_FILE_MAX 65536
 
@@ -135,7 +136,9 @@ int tb_cli_serve_http(const struct tb_cli_opts *opts,
 	struct tb_config_http none = {0};
 	struct tb_http_opts ho = {0};
 	struct tb_listen_addr addr;
+	struct tb_oauth *oauth = NULL;
 	char why[256];
+	int rc;
 
 	if (!h)
 		h = &none;
@@ -146,11 +149,11 @@ int tb_cli_serve_http(const struct tb_cli_opts *opts,
 		        why);
 		return opts->http ? TB_EXIT_USAGE : TB_EXIT_CONFIG;
 	}
-	if (tokens->c.n == 0 && !tb_listen_addr_loopback(&addr)) {
+	if (tokens->c.n == 0 && !h->oauth && !tb_listen_addr_loopback(&addr)) {
 		fprintf(stderr,
 		        "taskbox: refusing to listen on %s without a token: "
-		        "set $TASKBOX_HTTP_TOKEN, or $.http.token_env or "
-		        "$.http.token_file in the config\n",
+		        "set $TASKBOX_HTTP_TOKEN, or $.http.token_env, "
+		        "$.http.token_file or $.http.oauth in the config\n",
 		        addr.addr);
 		return TB_EXIT_CONFIG;
 	}
@@ -169,5 +172,17 @@ int tb_cli_serve_http(const struct tb_cli_opts *opts,
 	ho.tls_cert = h->tls_cert;
 	ho.tls_key = h->tls_key;
 	ho.test_tools = opts->test_tools;
-	return tb_serve_http(&ho) == 0 ? TB_EXIT_OK : TB_EXIT_FAILURE;
+	if (tb_cli_oauth_new(h, &oauth) < 0)
+		return TB_EXIT_CONFIG;
+	if (oauth) {
+		ho.oauth = oauth;
+		ho.public_url = h->public_url;
+		ho.issuer = h->oauth->issuer;
+		for (int i = 0; i < 3; i++)
+			ho.scope_names[i] = h->oauth->scopes[i];
+		ho.challenge_scope = h->oauth->challenge_scope;
+	}
+	rc = tb_serve_http(&ho) == 0 ? TB_EXIT_OK : TB_EXIT_FAILURE;
+	tb_oauth_free(oauth);
+	return rc;
 }

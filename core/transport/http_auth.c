@@ -13,6 +13,7 @@
 #include "base/principal.h"
 #include "transport/http_internal.h"
 #include "transport/http_tokens.h"
+#include "transport/oauth.h"
 
 #define PRM_PATH "/.well-known/oauth-protected-resource"
 
@@ -28,6 +29,64 @@ static enum MHD_Result refuse(struct http_exchange *ex, unsigned status,
 	                      sizeof challenge);
 	return http_reply_error_with(
 	    ex, status, MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge, message);
+}
+
+/* Answers 503 with Retry-After: the issuer's keys cannot be had now. */
+static enum MHD_Result unavailable(struct http_exchange *ex, const char *why)
+{
+	char after[16];
+
+	tb_log(TB_LOG_WARN, "oauth: the issuer's keys cannot be had: %s", why);
+	snprintf(after, sizeof after, "%u",
+	         tb_oauth_retry_after_s(ex->srv->opts->oauth));
+	return http_reply_error_with(
+	    ex, MHD_HTTP_SERVICE_UNAVAILABLE, MHD_HTTP_HEADER_RETRY_AFTER,
+	    after,
+	    "Service unavailable: the authorization server's keys cannot be "
+	    "fetched now, so no access token can be checked; retry later");
+}
+
+/* Checks an OAuth access token (docs/oauth.md). While the issuer's keys
+ * are fetched, a POST's first call lets the body come (checked again at
+ * its end) and any other call suspends the connection until the fetch
+ * ends (*rc MHD_YES, false): no fetch ever blocks MHD's thread. */
+static bool authenticate_oauth(struct http_exchange *ex, const char *tok,
+                               size_t len, enum MHD_Result *rc)
+{
+	char why[320], message[400];
+
+	for (;;) {
+		http_exchange_auth_arm(ex);
+		enum tb_oauth_verdict v = tb_oauth_check(
+		    ex->srv->opts->oauth, tok, len, &ex->who, why, sizeof why,
+		    http_exchange_auth_ready, ex);
+		if (v != TB_OAUTH_PENDING)
+			http_exchange_auth_disarm(ex);
+		switch (v) {
+		case TB_OAUTH_OK:
+			ex->auth_deferred = false;
+			return true;
+		case TB_OAUTH_REFUSED:
+			snprintf(message, sizeof message,
+			         "Unauthorized: header Authorization: %s", why);
+			*rc = refuse(ex, MHD_HTTP_UNAUTHORIZED, "invalid_token",
+			             why, message);
+			return false;
+		case TB_OAUTH_UNAVAILABLE:
+			*rc = unavailable(ex, why);
+			return false;
+		case TB_OAUTH_PENDING:
+			break;
+		}
+		if (ex->auth_may_defer) {
+			ex->auth_deferred = true;
+			return true;
+		}
+		if (http_exchange_auth_park(ex)) {
+			*rc = MHD_YES;
+			return false;
+		}
+	}
 }
 
 bool http_authenticate(struct http_exchange *ex, enum MHD_Result *rc)
@@ -69,8 +128,11 @@ bool http_authenticate(struct http_exchange *ex, enum MHD_Result *rc)
 	    tb_http_credential_find(o->credentials, o->n_credentials, tok, len);
 	if (cred) {
 		ex->who = cred->who;
+		ex->auth_deferred = false;
 		return true;
 	}
+	if (o->oauth)
+		return authenticate_oauth(ex, tok, len, rc);
 	*rc = refuse(ex, MHD_HTTP_UNAUTHORIZED, "invalid_token",
 	             "the token is not one this server accepts",
 	             "Unauthorized: header Authorization: the bearer token "

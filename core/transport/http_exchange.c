@@ -235,6 +235,44 @@ void http_exchange_gone(void *arg)
 	mhd.resume_connection(ex->conn);
 }
 
+void http_exchange_auth_arm(struct http_exchange *ex)
+{
+	ref(ex);
+	pthread_mutex_lock(&ex->lock);
+	ex->auth_woken = false;
+	pthread_mutex_unlock(&ex->lock);
+}
+
+void http_exchange_auth_disarm(struct http_exchange *ex)
+{
+	unref(ex);
+}
+
+bool http_exchange_auth_park(struct http_exchange *ex)
+{
+	bool park;
+
+	pthread_mutex_lock(&ex->lock);
+	park = !ex->auth_woken && !ex->client_gone;
+	if (park)
+		suspend_locked(ex);
+	pthread_mutex_unlock(&ex->lock);
+	return park;
+}
+
+void http_exchange_auth_ready(void *arg)
+{
+	struct http_exchange *ex = arg;
+
+	pthread_mutex_lock(&ex->lock);
+	ex->auth_woken = true;
+	bool resume = wake_locked(ex);
+	pthread_mutex_unlock(&ex->lock);
+	if (resume)
+		mhd.resume_connection(ex->conn);
+	unref(ex);
+}
+
 /* Feeds an SSE response (MHD's thread). */
 static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max)
 {

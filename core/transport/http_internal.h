@@ -183,6 +183,10 @@ struct http_exchange {
 	struct http_stateless *stateless; /* a modern request's, or NULL */
 	bool modern;                      /* of MCP 2026-07-28 */
 	struct tb_principal who;          /* who sent it, once authenticated */
+	/* An OAuth token waits for the issuer's keys (MHD's thread): */
+	bool auth_may_defer; /* a POST's first call: let the body come */
+	bool auth_deferred;  /* checked again once the body is in */
+	bool auth_woken;     /* under lock: the keys' fetch ended */
 	int64_t start_ms;
 	unsigned status; /* the status queued, or 0 */
 	bool counted;    /* in srv->inflight */
@@ -231,6 +235,15 @@ void http_exchange_completed(struct http_exchange *ex,
 /* The watcher's callbacks for exchanges. */
 void http_exchange_gone(void *ex);
 void http_exchange_release(void *ex);
+
+/* Waiting for the issuer's keys: ready is the verifier's callback (any
+ * thread; takes arm's reference), arm takes a reference for it and clears
+ * auth_woken, and park suspends the connection unless the callback came
+ * first (false: check again now). MHD's thread but ready. */
+void http_exchange_auth_arm(struct http_exchange *ex);
+void http_exchange_auth_disarm(struct http_exchange *ex);
+bool http_exchange_auth_park(struct http_exchange *ex);
+void http_exchange_auth_ready(void *ex);
 
 /* --- who is calling (http_auth.c) --- */
 

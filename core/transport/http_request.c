@@ -163,12 +163,21 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
 	struct http_exchange *ex = *req_cls;
 	bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
 
+	enum MHD_Result rc;
+
 	if (!ex) {
 		ex = http_exchange_new(cls, conn);
 		if (!ex)
 			return MHD_NO;
 		*req_cls = ex;
-		return post ? headers(ex, url, method) : MHD_YES;
+		if (!post)
+			return MHD_YES;
+		/* A POST's answer can be queued now or once its body is in:
+		 * a token whose keys are being fetched is checked then. */
+		ex->auth_may_defer = true;
+		rc = headers(ex, url, method);
+		ex->auth_may_defer = false;
+		return rc;
 	}
 	if (*upload_data_size > 0) {
 		if (!post || http_exchange_append(ex, upload_data,
@@ -184,6 +193,8 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
 	}
 	if (!post)
 		return headers(ex, url, method);
+	if (ex->auth_deferred && !http_authenticate(ex, &rc))
+		return rc;
 	if (!ex->fed)
 		return http_exchange_post(ex);
 	return http_exchange_resumed(ex);
