@@ -23,7 +23,8 @@ import {
   StreamableHTTPClientTransport as TransportV2,
   UnauthorizedError as UnauthorizedV2,
 } from "@modelcontextprotocol/client";
-import { CLIENT_INFO, MODERN_VERSION, scratchDir } from "../lib/client.mjs";
+import { randomBytes } from "node:crypto";
+import { CLIENT_INFO, MODERN_VERSION, envelope, scratchDir } from "../lib/client.mjs";
 import { consent, formatLog, jwtParts, loggingFetch, startAuthServer, TestOAuthClient } from "../lib/oidc.mjs";
 import { freePort, serveHttp } from "../lib/serve-http.mjs";
 
@@ -32,6 +33,9 @@ let server;
 let dir;
 let publicUrl;
 let prmUrl;
+// A static token beside OAuth (the principal operator), for what the
+// read-only client must find made already.
+const OPERATOR = randomBytes(24).toString("hex");
 
 before(async () => {
   dir = scratchDir("taskbox-oauth-flow-");
@@ -47,7 +51,7 @@ before(async () => {
       providers: { local: { plugin: "local", settings: { root: join(dir, "state") } } },
       http: { public_url: publicUrl, oauth: { issuer: as.issuer } },
     },
-    env: { PATH: `/usr/bin:/bin:${process.env.PATH || ""}` },
+    env: { TASKBOX_HTTP_TOKEN: OPERATOR, PATH: `/usr/bin:/bin:${process.env.PATH || ""}` },
   });
   assert.equal(server.url, publicUrl, "taskbox listens where its public_url says");
 });
@@ -64,6 +68,26 @@ after(async () => {
 function data(r, what) {
   assert.ok(!r.isError, `${what}: unexpected tool error: ${r.content?.[0]?.text}`);
   return r.structuredContent ?? JSON.parse(r.content[0].text);
+}
+
+// A tool call as the operator, in MCP 2026-07-28 (one POST, no session).
+async function asOperator(name, args) {
+  const r = await fetch(publicUrl, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      authorization: `Bearer ${OPERATOR}`,
+      "mcp-protocol-version": MODERN_VERSION,
+      "mcp-method": "tools/call",
+      "mcp-name": name,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args, _meta: envelope() } }),
+  });
+  assert.equal(r.status, 200, `${name} as the operator`);
+  assert.match(r.headers.get("content-type") || "", /^application\/json/);
+  const { result } = await r.json();
+  return data(result, `${name} as the operator`);
 }
 
 // create_sandbox, start_task, get_task (waiting for the end), kill_sandbox
@@ -211,10 +235,14 @@ test("step-up: a read-only token reads, is refused start_task with 403 insuffici
   const client = new ClientV1(CLIENT_INFO);
   await client.connect(transport);
   const call = (name, args) => client.callTool({ name, arguments: args });
+  const { sandbox_id } = await asOperator("create_sandbox", { timeout: 600 });
   try {
-    data(await call("list_tasks", {}), "list_tasks with taskbox:read");
+    const { task_id } = await asOperator("start_task", { sandbox_id, command: "echo made" });
+    const listed = data(await call("list_tasks", { sandbox_id }), "list_tasks with taskbox:read");
+    assert.ok(JSON.stringify(listed).includes(task_id), JSON.stringify(listed));
+    data(await call("get_task", { sandbox_id, task_id }), "get_task with taskbox:read");
     const before = log.length;
-    await assert.rejects(call("start_task", { command: "true" }), UnauthorizedV1);
+    await assert.rejects(call("start_task", { sandbox_id, command: "true" }), UnauthorizedV1);
     const refused = log.slice(before).find((e) => e.status === 403);
     assert.ok(refused, `a 403 among:\n${formatLog(log.slice(before))}`);
     const c = challengeParams(refused.wwwAuthenticate);
@@ -229,6 +257,7 @@ test("step-up: a read-only token reads, is refused start_task with 403 insuffici
     assertToken(oauth.tokens().access_token, c.scope.split(" ").sort());
     await roundTrip(call, "stepped-up");
   } finally {
+    await asOperator("kill_sandbox", { sandbox_id });
     await transport.terminateSession().catch(() => {});
     await client.close();
   }
