@@ -189,6 +189,12 @@ K8S_TESTS="$K8S_TESTS tests/k8s/kubectl-judge.sh"
 # tokens: minutes under valgrind. One stage (asan) runs it; the gcc stage
 # runs the verifier's unit tests under valgrind.
 OAUTH_TESTS="tests/http/oauth-tokens.test.mjs"
+# The SDK clients' OAuth flow against oidc-provider: what it adds is the
+# clients' side (metadata, registration, PKCE, step-up); the server's part
+# of it, a JWT of that authorization server checked against its JWKS, runs
+# under valgrind in tests/http/principals.test.mjs. Over a minute under
+# valgrind on a busy 2-core machine: the asan stage runs it.
+OAUTH_TESTS="$OAUTH_TESTS tests/http/oauth-flow.test.mjs"
 
 stage_gcc() {
 	local logs=$builds/gcc-vg-logs rc=0

@@ -13,10 +13,12 @@ tests_http_test_http_auth_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_http_test_http_auth_LDADD = $(UNIT_TEST_LDADD)
 
 EXTRA_DIST += tests/http/transport.test.mjs tests/http/parked-waits.test.mjs \
-	tests/http/modern.test.mjs tests/http/quiet-waits.test.mjs
+	tests/http/modern.test.mjs tests/http/quiet-waits.test.mjs \
+	tests/http/oauth-flow.test.mjs tests/http/principals.test.mjs
 if INTEGRATION_TESTS
 TESTS += tests/http/transport.test.mjs tests/http/parked-waits.test.mjs \
-	tests/http/modern.test.mjs tests/http/quiet-waits.test.mjs
+	tests/http/modern.test.mjs tests/http/quiet-waits.test.mjs \
+	tests/http/oauth-flow.test.mjs tests/http/principals.test.mjs
 endif
 
 # The OAuth token check's pieces (claims, signatures, keys, config).
