@@ -168,6 +168,7 @@ int tb_cli_serve_http(const struct tb_cli_opts *opts,
 	ho.idle_timeout_s = h->idle_timeout_s;
 	ho.max_connections = h->max_connections;
 	ho.max_inflight = h->max_inflight;
+	ho.answer_budget = (size_t)h->answer_budget_mib << 20;
 	ho.workers = opts->workers;
 	ho.tls_cert = h->tls_cert;
 	ho.tls_key = h->tls_key;

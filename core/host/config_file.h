@@ -47,6 +47,7 @@ struct tb_config_http {
 	unsigned idle_timeout_s;
 	unsigned max_connections;
 	unsigned max_inflight;
+	unsigned answer_budget_mib;
 	char *tls_cert; /* both or neither */
 	char *tls_key;
 	char *public_url;              /* or NULL; required with oauth */

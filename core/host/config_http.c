@@ -13,10 +13,9 @@ static const struct {
 	const char *key;
 	json_int_t max;
 } limits[] = {
-    {"session_idle_s", 7 * 24 * 3600},
-    {"idle_timeout_s", 3600},
-    {"max_connections", 1000000},
-    {"max_inflight", 1000000},
+    {"session_idle_s", 7 * 24 * 3600}, {"idle_timeout_s", 3600},
+    {"max_connections", 1000000},      {"max_inflight", 1000000},
+    {"answer_budget_mib", 1048576},
 };
 #define N_LIMITS (sizeof limits / sizeof *limits)
 
@@ -101,6 +100,7 @@ void tb_config_check_http(struct tb_config_problems *p, json_t *http)
 	                                      "idle_timeout_s",
 	                                      "max_connections",
 	                                      "max_inflight",
+	                                      "answer_budget_mib",
 	                                      "tls",
 	                                      "public_url",
 	                                      "oauth",
@@ -123,7 +123,7 @@ void tb_config_check_http(struct tb_config_problems *p, json_t *http)
 	    p, "$.http", http, allowed,
 	    "listen, path, token_env, token_file, allowed_origins, "
 	    "allowed_hosts, session_idle_s, idle_timeout_s, max_connections, "
-	    "max_inflight, tls, public_url, oauth");
+	    "max_inflight, answer_budget_mib, tls, public_url, oauth");
 	struct tb_listen_addr addr;
 	v = json_object_get(http, "listen");
 	if (v && (!json_is_string(v) ||
@@ -220,6 +220,8 @@ struct tb_config_http *tb_config_take_http(json_t *http, bool *failed)
 	    json_object_get(http, "max_connections"));
 	h->max_inflight =
 	    (unsigned)json_integer_value(json_object_get(http, "max_inflight"));
+	h->answer_budget_mib = (unsigned)json_integer_value(
+	    json_object_get(http, "answer_budget_mib"));
 	h->tls_cert = dup_member(tls, "cert", failed);
 	h->tls_key = dup_member(tls, "key", failed);
 	h->public_url = dup_member(http, "public_url", failed);

@@ -326,7 +326,7 @@ static void admit(struct tb_mcp *s, size_t cost)
 
 void tb_mcp_handle_line(struct tb_mcp *s, const char *line, size_t len)
 {
-	struct tb_mcp_sink out = {s->opts.write, s->opts.ctx, NULL, NULL};
+	struct tb_mcp_sink out = {s->opts.write, s->opts.ctx, NULL, NULL, NULL};
 
 	tb_mcp_handle_message(s, line, len, &out);
 }
@@ -371,7 +371,7 @@ void tb_mcp_handle_message(struct tb_mcp *s, const char *line, size_t len,
 void tb_mcp_line_too_long(struct tb_mcp *s, size_t max)
 {
 	s->current =
-	    (struct tb_mcp_sink){s->opts.write, s->opts.ctx, NULL, NULL};
+	    (struct tb_mcp_sink){s->opts.write, s->opts.ctx, NULL, NULL, NULL};
 	s->current_modern = false;
 	tb_log(TB_LOG_WARN, "dropped a line longer than %zu bytes", max);
 	tb_mcp_send(s, tb_rpc_error(NULL, TB_RPC_INVALID_REQUEST,

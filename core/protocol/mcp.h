@@ -30,7 +30,15 @@ struct tb_mcp_sink {
 	void *ctx;
 	void (*hold)(void *ctx);
 	void (*release)(void *ctx);
+	/* May be NULL. Asked, from a call's worker, before a tool's answer of
+	 * about `bytes` (TB_ANSWER_LARGE or more) is built: false refuses it,
+	 * with why (the call answers a tool error saying it instead); true
+	 * counts those bytes until the answer is written. */
+	bool (*reserve)(void *ctx, size_t bytes, char *why, size_t whylen);
 };
+
+/* An answer this large is asked for room (tb_mcp_sink.reserve). */
+#define TB_ANSWER_LARGE ((size_t)64 << 10)
 
 struct tb_mcp_opts {
 	tb_mcp_write_fn write;

@@ -193,11 +193,14 @@ static void finish(struct tb_call *c, json_t *msg, char *structured)
 	} else if (structured) {
 		if (c->modern)
 			tb_mcp_modern_result(msg);
-		tb_mcp_write(
-		    c->mcp, &c->sink,
-		    tb_rpc_dump_with(msg, "structuredContent", structured),
-		    true);
+		char *line =
+		    tb_rpc_dump_with(msg, "structuredContent", structured);
+		/* Gone before the line is copied out: a large answer is in
+		 * memory once, not three times. */
 		json_decref(msg);
+		free(structured);
+		structured = NULL;
+		tb_mcp_write(c->mcp, &c->sink, line, true);
 	} else {
 		tb_call_send(c, msg, true);
 	}
@@ -258,6 +261,32 @@ static int run_step(struct tb_call *c, json_t **out)
 	return step(&c->base, state, out);
 }
 
+/* Asks the sink for room for the answer out will make, when large: the
+ * structured text, the same text escaped in the text block, the envelope.
+ * Refused, *out becomes a tool error that says why (*rc 1). Only a
+ * read-only tool's answer is asked for: another's call has changed
+ * something, and its answer is the only account of it. */
+static void reserve_answer(struct tb_call *c, int *rc, json_t **out)
+{
+	json_t *ro = json_object_get(c->tool->annotations, "readOnlyHint");
+	char why[256];
+	size_t size;
+
+	if (!c->sink.reserve || !json_is_object(*out) || !json_is_true(ro))
+		return;
+	size = json_dumpb(*out, NULL, 0, JSON_COMPACT); /* counts, no copy */
+	if (size < TB_ANSWER_LARGE / 3)
+		return;
+	size = 3 * size + 1024;
+	if (c->sink.reserve(c->sink.ctx, size, why, sizeof why))
+		return;
+	tb_log(TB_LOG_WARN, "%s: an answer of about %zu bytes refused: %s",
+	       c->tool->tool->name, size, why);
+	json_decref(*out);
+	*out = json_pack("{s:s+}", "error", "the answer was not sent: ", why);
+	*rc = 1;
+}
+
 /* Ends c with its handler's or step's rc and out, or parks it: with the
  * parker no thread waits for the step; without one this thread sleeps
  * until it is due and runs it. */
@@ -282,6 +311,7 @@ static void settle(struct tb_call *c, int rc, json_t *out)
 		finish(c, c->job_end(c, rc, out), NULL);
 		return;
 	}
+	reserve_answer(c, &rc, &out);
 	tb_tool_stats_call(c->tool, rc != 0);
 	result = handler_answer(c, rc, out, &structured);
 	finish(c, result ? tb_rpc_result(c->id, result) : NULL, structured);

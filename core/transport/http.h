@@ -39,6 +39,8 @@ struct tb_http_opts {
 	unsigned max_connections; /* 0: 2048 */
 	unsigned max_inflight;    /* requests in flight; 0: workers * 32 */
 	unsigned workers;         /* tools/call threads; 0: 16 */
+	size_t answer_budget;     /* bytes of answers not yet taken by their
+	                             clients; 0: 64 MiB */
 	const char *tls_cert;     /* PEM files, both or neither */
 	const char *tls_key;
 	bool test_tools;

@@ -53,6 +53,7 @@ static void unref(struct http_exchange *ex)
 		http_stateless_release(ex->stateless);
 	free(ex->body);
 	free(ex->out);
+	http_answers_count(ex->srv, &ex->held, 0);
 	free(ex->id_key);
 	pthread_mutex_destroy(&ex->lock);
 	free(ex);
@@ -184,11 +185,27 @@ static void sink_write(void *ctx, const char *text, size_t len, bool reply)
 		ok = out_put(ex, text, len);
 	if (!ok)
 		tb_log(TB_LOG_ERROR, "out of memory: a message is lost");
+	http_answers_count(ex->srv, &ex->held, ex->out_len - ex->out_pos);
 	ex->replied = reply;
 	bool resume = wake_locked(ex);
 	pthread_mutex_unlock(&ex->lock);
 	if (resume)
 		mhd.resume_connection(ex->conn);
+}
+
+static bool sink_reserve(void *ctx, size_t bytes, char *why, size_t whylen)
+{
+	struct http_exchange *ex = ctx;
+	bool ok = true;
+
+	pthread_mutex_lock(&ex->lock);
+	if (!ex->client_gone && !ex->replied) {
+		ok = http_answers_reserve(ex->srv, bytes, why, whylen);
+		if (ok)
+			ex->held += bytes;
+	}
+	pthread_mutex_unlock(&ex->lock);
+	return ok;
 }
 
 static void sink_hold(void *ctx)
@@ -289,6 +306,8 @@ static ssize_t read_sse(void *cls, uint64_t pos, char *buf, size_t max)
 		ex->out_pos += (size_t)n;
 		if (ex->out_pos == ex->out_len)
 			ex->out_pos = ex->out_len = 0;
+		http_answers_count(ex->srv, &ex->held,
+		                   ex->out_len - ex->out_pos);
 	} else if (ex->replied || ex->holds == 0) {
 		n = MHD_CONTENT_READER_END_OF_STREAM;
 	} else {
@@ -318,17 +337,43 @@ static enum MHD_Result reply_sse(struct http_exchange *ex)
 	return http_queue(ex, MHD_HTTP_OK, r);
 }
 
-/* The JSON reply in out (taken). */
+/* MHD is done with a JSON reply: its bytes are no longer unsent. */
+static void free_json(void *cls)
+{
+	struct http_exchange *ex = cls;
+
+	pthread_mutex_lock(&ex->lock);
+	free(ex->sent);
+	ex->sent = NULL;
+	http_answers_count(ex->srv, &ex->held, 0);
+	pthread_mutex_unlock(&ex->lock);
+	unref(ex);
+}
+
+/* The JSON reply in out (taken: it counts against the budget of unsent
+ * answers until MHD frees it). */
 static enum MHD_Result reply_json_out(struct http_exchange *ex, char *text,
                                       size_t len)
 {
 	bool with_id = ex->new_session && ex->session;
 	unsigned status =
 	    ex->modern && text ? http_modern_status(text, len) : MHD_HTTP_OK;
+	struct MHD_Response *r =
+	    text ? mhd.create_response_from_buffer_with_free_callback_cls(
+	               len, text, free_json, ex)
+	         : NULL;
 
-	return http_reply_owned(ex, status, "application/json", text, len,
-	                        with_id ? "Mcp-Session-Id" : NULL,
-	                        with_id ? ex->session->id : NULL);
+	if (!r) {
+		free(text);
+		return MHD_NO;
+	}
+	ref(ex);
+	ex->sent = text;
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+	                        "application/json");
+	if (with_id)
+		mhd.add_response_header(r, "Mcp-Session-Id", ex->session->id);
+	return http_queue(ex, status, r);
 }
 
 /* Answers from what the session wrote so far, or suspends (MHD's
@@ -463,7 +508,8 @@ enum MHD_Result http_exchange_post(struct http_exchange *ex)
 {
 	struct tb_rpc_msg m;
 	enum MHD_Result rc = MHD_YES;
-	struct tb_mcp_sink sink = {sink_write, ex, sink_hold, sink_release};
+	struct tb_mcp_sink sink = {sink_write, ex, sink_hold, sink_release,
+	                           sink_reserve};
 
 	ex->fed = true;
 	tb_rpc_parse(ex->body ? ex->body : "", ex->len, &m);

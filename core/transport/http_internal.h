@@ -40,7 +40,29 @@ struct http_server {
 	unsigned max_inflight; /* POSTs being served and not parked */
 	unsigned inflight;     /* atomic: POSTs being served */
 	int stopping;          /* atomic: new work is refused */
+	size_t answer_budget;  /* bytes of answers not yet sent */
+	size_t unsent;         /* atomic: answer bytes counted against it */
+	int trim;              /* atomic: a large answer was freed */
 };
+
+/* --- the budget of unsent answers (http_answers.c) --- */
+
+/* Counts bytes more unless that passes the budget while other answers
+ * are unsent: then false, with why (for the caller's tool error). */
+bool http_answers_reserve(struct http_server *srv, size_t bytes, char *why,
+                          size_t whylen);
+
+/* Makes what *held counts (bytes of one answer) now; 0 once the answer is
+ * sent or dropped. */
+void http_answers_count(struct http_server *srv, size_t *held, size_t now);
+
+/* Gives freed memory back to the system once a large answer has gone
+ * (the watcher's tick). */
+void http_answers_trim(struct http_server *srv);
+
+/* Tunes the allocator so that large blocks go back to the system when
+ * freed (once, before the workers start). */
+void http_answers_malloc_setup(void);
 
 /* --- sessions (http_sessions.c) --- */
 
@@ -200,6 +222,8 @@ struct http_exchange {
 	/* The answer, under lock: */
 	char *out; /* the JSON reply, or SSE frames not yet sent */
 	size_t out_len, out_cap, out_pos;
+	char *sent;       /* the JSON reply MHD sends (freed with it) */
+	size_t held;      /* bytes counted in srv->unsent for it */
 	unsigned holds;   /* calls holding the sink */
 	bool sse;         /* a notification came first: SSE */
 	bool replied;     /* the reply was written */
@@ -312,5 +336,7 @@ void http_stats_connections(int delta);
 void http_stats_sessions(int delta);
 void http_stats_inflight(int delta);
 void http_stats_duration(unsigned status, double seconds);
+void http_stats_unsent(int64_t delta);
+void http_stats_answer_refused(void);
 
 #endif /* TB_HTTP_INTERNAL_H */

@@ -41,9 +41,10 @@ int http_mhd_load(char *why, size_t whylen)
 	    BIND(get_daemon_info) || BIND(get_connection_info) ||
 	    BIND(suspend_connection) || BIND(resume_connection) ||
 	    BIND(queue_response) || BIND(create_response_from_buffer) ||
-	    BIND(create_response_from_callback) || BIND(add_response_header) ||
-	    BIND(destroy_response) || BIND(lookup_connection_value) ||
-	    BIND(is_feature_supported))
+	    BIND(create_response_from_callback) ||
+	    BIND(create_response_from_buffer_with_free_callback_cls) ||
+	    BIND(add_response_header) || BIND(destroy_response) ||
+	    BIND(lookup_connection_value) || BIND(is_feature_supported))
 		return -1;
 	lib = h;
 	return 0;

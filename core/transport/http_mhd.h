@@ -26,6 +26,7 @@ struct http_mhd {
 	HTTP_MHD_FN(queue_response);
 	HTTP_MHD_FN(create_response_from_buffer);
 	HTTP_MHD_FN(create_response_from_callback);
+	HTTP_MHD_FN(create_response_from_buffer_with_free_callback_cls);
 	HTTP_MHD_FN(add_response_header);
 	HTTP_MHD_FN(destroy_response);
 	HTTP_MHD_FN(lookup_connection_value);

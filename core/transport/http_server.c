@@ -30,6 +30,7 @@
 #define DEFAULT_SESSION_IDLE_S (30 * 60)
 #define DEFAULT_IDLE_TIMEOUT_S 30
 #define DEFAULT_MAX_CONNECTIONS 2048
+#define DEFAULT_ANSWER_BUDGET ((size_t)64 << 20)
 /* Per connection: the request's headers, a read buffer, the answer's
  * headers. Bodies are copied out as they arrive, so 1,000 waiting
  * connections cost at most 16 MiB. */
@@ -64,14 +65,16 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 	http_stats_connections(code == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
 }
 
-/* The watcher's tick: ends idle sessions. */
-static void expire_idle(void *ctx)
+/* The watcher's tick: ends idle sessions, and gives back the memory of
+ * large answers gone since the last. */
+static void tick(void *ctx)
 {
 	struct http_server *srv = ctx;
 	unsigned idle = srv->opts->session_idle_s ? srv->opts->session_idle_s
 	                                          : DEFAULT_SESSION_IDLE_S;
 
 	http_sessions_expire(srv->sessions, (int64_t)idle * 1000);
+	http_answers_trim(srv);
 }
 
 /* Raises the soft limit on descriptors to the hard one: every connection
@@ -247,6 +250,8 @@ int tb_serve_http(const struct tb_http_opts *opts)
 	                    opts->scope_names[2]},
 	    .challenge_scope = opts->challenge_scope,
 	};
+	srv.answer_budget =
+	    opts->answer_budget ? opts->answer_budget : DEFAULT_ANSWER_BUDGET;
 	/* Every request in flight holds a connection: by default the cap is
 	 * the connections' (so a burst of new calls queues rather than
 	 * being refused), and the pool's queue holds that many. */
@@ -281,6 +286,7 @@ int tb_serve_http(const struct tb_http_opts *opts)
 		goto out_tls;
 	}
 	http_stats_register();
+	http_answers_malloc_setup();
 	srv.pool = tb_workers_new(n, srv.max_inflight > n * QUEUE_PER_WORKER
 	                                 ? srv.max_inflight
 	                                 : n * QUEUE_PER_WORKER);
@@ -296,7 +302,7 @@ int tb_serve_http(const struct tb_http_opts *opts)
 	unsigned tick_ms = idle_s * 250 < 1000 ? idle_s * 250 : 1000;
 	srv.watch = srv.stateless ? http_watch_start(http_exchange_gone,
 	                                             http_exchange_release,
-	                                             expire_idle, &srv, tick_ms)
+	                                             tick, &srv, tick_ms)
 	                          : NULL;
 	srv.daemon = srv.watch ? start_daemon(&srv, &addr, &tls) : NULL;
 	if (srv.daemon) {

@@ -25,6 +25,17 @@ static struct tb_metric inflight =
     TB_GAUGE("taskbox_http_requests_in_flight",
              "POST requests received and not yet answered.", NULL, NULL);
 
+static struct tb_metric unsent = TB_GAUGE(
+    "taskbox_http_answer_bytes_unsent",
+    "Bytes of answers not yet taken by their clients (with those being "
+    "built), held against $.http.answer_budget_mib.",
+    NULL, NULL);
+static struct tb_metric refused =
+    TB_COUNTER("taskbox_http_answers_refused_total",
+               "Large answers refused (a tool error instead) because "
+               "they would have passed the budget of unsent answers.",
+               NULL, NULL);
+
 void http_stats_register(void)
 {
 	tb_metric_register(&requests);
@@ -32,6 +43,8 @@ void http_stats_register(void)
 	tb_metric_register(&connections);
 	tb_metric_register(&sessions);
 	tb_metric_register(&inflight);
+	tb_metric_register(&unsent);
+	tb_metric_register(&refused);
 }
 
 static unsigned class_of(unsigned status)
@@ -62,4 +75,14 @@ void http_stats_sessions(int delta)
 void http_stats_inflight(int delta)
 {
 	tb_metric_add(&inflight, 0, delta);
+}
+
+void http_stats_unsent(int64_t delta)
+{
+	tb_metric_add(&unsent, 0, delta);
+}
+
+void http_stats_answer_refused(void)
+{
+	tb_metric_add(&refused, 0, 1);
 }

@@ -28,6 +28,7 @@ noinst_HEADERS += \
 # libmicrohttpd's headers and loads the library when it starts
 # (http_mhd.c): nothing links it.
 taskbox_SOURCES += \
+	core/transport/http_answers.c \
 	core/transport/http_auth.c \
 	core/transport/http_exchange.c \
 	core/transport/http_mhd.c \

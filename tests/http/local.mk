@@ -36,3 +36,9 @@ EXTRA_DIST += tests/http/oauth-tokens.test.mjs tests/http/oauth-issuer.mjs
 if INTEGRATION_TESTS
 TESTS += tests/http/oauth-tokens.test.mjs
 endif
+
+# Answers not yet read by their clients, within their byte budget.
+EXTRA_DIST += tests/http/large-answers.test.mjs
+if INTEGRATION_TESTS
+TESTS += tests/http/large-answers.test.mjs
+endif

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,4 +200,27 @@ Test(config_http, names_each_bad_field)
 	for (size_t i = 0; i < sizeof want / sizeof *want; i++)
 		cr_assert(strstr(err, want[i]), "missing \"%s\" in:\n%s",
 		          want[i], err);
+}
+
+Test(config_http, answer_budget_in_mib)
+{
+	char err[4096];
+	struct tb_config *cfg =
+	    tb_config_parse(BASE "\"http\":{\"answer_budget_mib\":48}}",
+	                    "t.json", err, sizeof err);
+
+	cr_assert_not_null(cfg, "%s", err);
+	cr_assert_eq(cfg->http->answer_budget_mib, 48);
+	tb_config_free(cfg);
+	const char *bad[] = {"0", "1048577", "\"64\"", "1.5"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char text[256];
+		snprintf(text, sizeof text,
+		         BASE "\"http\":{\"answer_budget_mib\":%s}}", bad[i]);
+		cfg = tb_config_parse(text, "t.json", err, sizeof err);
+		cr_assert_null(cfg, "answer_budget_mib %s accepted", bad[i]);
+		cr_assert(strstr(err, "$.http.answer_budget_mib: must be an "
+		                      "integer 1..1048576"),
+		          "%s: %s", bad[i], err);
+	}
 }
