@@ -55,7 +55,7 @@ VERBS = {
 USAGE = ("usage: start --root DIR --id ID --timeout SECONDS [--cwd DIR] "
          "--command TEXT [--stdin null|pipe|tty] [--rows N --cols N] "
          "[--key KEY] | cancel --root DIR --id ID [--wait SECONDS] | "
-         "write --root DIR --id ID [--data BASE64] [--eof 0|1] | "
+         "write --root DIR --id ID [--data BASE64|-] [--eof 0|1] | "
          "resize --root DIR --id ID --rows N --cols N | "
          "remove --root DIR --id ID | list --root DIR | "
          "wait --root DIR --id ID [--wait SECONDS] [--stdout-offset BYTES] "
@@ -210,8 +210,19 @@ def stdin_options(opts):
 
 
 def data_option(opts):
-    """The bytes of write's --data: strict standard base64 with padding."""
+    """The bytes of write's --data: strict standard base64 with padding, or
+    with `-` the raw bytes on stdin (they then never show in a command
+    line)."""
     value = opts.get("--data", "")
+    if value == "-":
+        raw = b""
+        while len(raw) <= MAX_DATA:
+            chunk = os.read(0, MAX_DATA + 1 - len(raw))
+            if not chunk:
+                return raw
+            raw += chunk
+        raise Refusal("invalid", "--data -: stdin holds more than %d bytes"
+                      % MAX_DATA)
     raw = None
     if len(value) <= MAX_DATA_CHARS and value.isascii():
         import binascii
