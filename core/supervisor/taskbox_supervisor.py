@@ -871,7 +871,7 @@ class Supervisor:
                         os.chdir(self.cwd)
                     except OSError as e:
                         raise OSError(e.errno, "cwd %r: %s"
-                                      % (self.cwd, e.strerror))
+                                      % (self.record["cwd"], e.strerror))
                 try:
                     os.execv("/bin/sh", ["sh", "-c", "--", self.command])
                 except OSError as e:
@@ -1169,6 +1169,13 @@ def verb_start(opts):
     sys.stdout.flush()
 
 
+def masked(value, secrets):
+    """VALUE's bytes with the SECRETS masked: a command or a cwd never shows
+    a secret in a record or an error."""
+    raw = os.fsencode(value)
+    return Masker(secrets).feed(raw, True) if secrets else raw
+
+
 def start_record(opts):
     """Checks start's options; returns (the first record, (the command,
     --cwd, the timeout, the terminal's (rows, cols)))."""
@@ -1184,13 +1191,12 @@ def start_record(opts):
     key = opts.get("--key")
     if key is not None:
         check_key(key)
-    raw = os.fsencode(command)
     secrets = secret_values()
-    shown = Masker(secrets).feed(raw, True) if secrets else raw
+    shown = masked(command, secrets)
     record = dict.fromkeys(STATUS_KEYS)
     record.update(format=FORMAT, task_id=opts["--id"], state="running",
                   command=text(shown), timeout=timeout,
-                  cwd=None if cwd is None else text(os.fsencode(cwd)),
+                  cwd=None if cwd is None else text(masked(cwd, secrets)),
                   stdout_bytes=0, stderr_bytes=0, stdout_truncated=False,
                   stderr_truncated=False, cancel_requested=False,
                   stdin=mode, idempotency_key=key)

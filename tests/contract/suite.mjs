@@ -503,14 +503,18 @@ export function contractSuite(provider, via = {}) {
       const missing = failure(await call(s, "read_file", { sandbox_id: sb, path: `no/${HOST_SECRET}/x` }), "read_file missing");
       assert.ok(!missing.includes(HOST_SECRET), missing);
       assert.match(missing, /\*\*\*\*/);
-      const cwd = await call(s, "start_task", { sandbox_id: sb, command: "true", cwd: `no/${HOST_SECRET}` });
-      const text = JSON.stringify(cwd);
-      assert.ok(!text.includes(HOST_SECRET), text);
-      if (!cwd.isError) {
-        const d = await waitDone(s, sb, data(cwd).task_id);
-        assert.ok(!JSON.stringify(d).includes(HOST_SECRET), JSON.stringify(d));
-        const l = ok(await call(s, "list_tasks", { sandbox_id: sb }), "list_tasks");
-        assert.ok(!JSON.stringify(l).includes(HOST_SECRET));
+      // A cwd holding the host's value, then one holding a value of the
+      // sandbox's environment named like a secret (the supervisor's).
+      for (const secret of [HOST_SECRET, SECRET]) {
+        const cwd = await call(s, "start_task", { sandbox_id: sb, command: "true", cwd: `no/${secret}` });
+        const text = JSON.stringify(cwd);
+        assert.ok(!text.includes(secret), text);
+        if (!cwd.isError) {
+          const d = await waitDone(s, sb, data(cwd).task_id);
+          assert.ok(!JSON.stringify(d).includes(secret), JSON.stringify(d));
+          const l = ok(await call(s, "list_tasks", { sandbox_id: sb }), "list_tasks");
+          assert.ok(!JSON.stringify(l).includes(secret), JSON.stringify(l));
+        }
       }
       await closeServer(s);
     });
