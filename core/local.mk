@@ -5,8 +5,10 @@
 # (tests/unit/layers.sh checks).
 noinst_LTLIBRARIES += libtaskbox_core.la
 libtaskbox_core_la_SOURCES =
-libtaskbox_core_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS)
-libtaskbox_core_la_LIBADD = $(JANSSON_LIBS) $(LTDL_LIBS) $(PTHREAD_LIBS)
+libtaskbox_core_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) \
+	$(CRYPTO_CFLAGS)
+libtaskbox_core_la_LIBADD = $(JANSSON_LIBS) $(LTDL_LIBS) $(CRYPTO_LIBS) \
+	$(PTHREAD_LIBS)
 
 # The binary. The local plugin is linked into it (-dlpreopen) so taskbox
 # works with no config and no installed plugins; the loader finds it by

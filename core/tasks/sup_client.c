@@ -241,6 +241,10 @@ void tb_sup_start(struct tb_box *box, const struct tb_sup_start_req *req,
 		argv[n++] = "--key";
 		argv[n++] = req->key;
 	}
+	if (req->key && req->request) {
+		argv[n++] = "--request";
+		argv[n++] = req->request;
+	}
 	argv[n++] = "--command";
 	argv[n++] = req->command;
 	argv[n] = NULL;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tasks/key_request.h"
 #include "tasks/session.h"
 #include "tasks/sup_client.h"
 #include "tasks/task_id.h"
@@ -163,6 +164,7 @@ int tb_start_task(tb_call *call, json_t *args, json_t **result)
 	const char *command, *cwd, *sandbox_id;
 	char err[TB_ERR_MAX], def[TB_SANDBOX_REF_MAX];
 	char task_id[TB_TASK_ID_LEN + 1];
+	char request[TB_KEY_REQUEST_LEN + 1], what[64];
 	struct tb_sup_reply reply;
 	struct tb_box box;
 	int64_t timeout;
@@ -222,7 +224,31 @@ int tb_start_task(tb_call *call, json_t *args, json_t **result)
 	req.command = command;
 	req.cwd = cwd;
 	req.timeout_s = (unsigned)timeout;
+	if (req.key && tb_key_request(&req, request) < 0) {
+		tb_box_close(&box);
+		snprintf(err, sizeof(err),
+		         "idempotency_key: the request's digest could not be "
+		         "made");
+		goto refuse;
+	}
+	req.request = req.key ? request : NULL;
 	tb_sup_start(&box, &req, &reply);
+	/* A key kept with another request's digest (keys kept before
+	 * digests were are taken as they are). */
+	if (reply.outcome == TB_SUP_RECORD && reply.rec.existing && req.key &&
+	    reply.rec.request &&
+	    tb_key_request_diff(reply.rec.request, request, what,
+	                        sizeof(what)) == 1) {
+		tb_box_close(&box);
+		snprintf(err, sizeof(err),
+		         "idempotency_key: %s was used for a different request "
+		         "(task %s): %s differ%s; use a new key for a new "
+		         "request",
+		         req.key, reply.rec.task_id, what,
+		         strchr(what, ' ') ? "" : "s");
+		tb_sup_reply_clear(&reply);
+		goto refuse;
+	}
 	if (reply.outcome == TB_SUP_REFUSED) {
 		tb_box_close(&box);
 		snprintf(err, sizeof(err), "sandbox %s: start refused: %.800s",

@@ -249,6 +249,8 @@ int tb_verb_start(const struct tb_opts *o)
 	setup.stdin_mode = stdin_options(o, &setup.rows, &setup.cols);
 	if (o->key)
 		tb_check_key(o->key);
+	if (o->request)
+		tb_check_request(o->key, o->request);
 	tb_secrets_load(&secrets);
 	record_init(&rec, o, timeout, &secrets);
 	tb_secrets_free(&secrets);
@@ -307,7 +309,7 @@ int tb_verb_start(const struct tb_opts *o)
 	/* Once a record exists, under the lock: two starts with one key
 	 * start one task. */
 	if (o->key && raw.len &&
-	    tb_key_link(o->root, o->key, o->id) < 0)
+	    tb_key_link(o->root, o->key, o->id, o->request) < 0)
 		tb_refuse(TB_INTERNAL, "internal error: the link of key %s: %s",
 		          o->key, strerror(errno));
 	close(lock);
