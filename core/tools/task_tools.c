@@ -420,6 +420,11 @@ static int remove_task(tb_call *call, json_t *args, json_t **result)
 		tb_sup_reply_clear(&reply);
 		return 1;
 	}
+	/* The verb removes a task whose record still says running only once
+	 * its supervisor is gone: get_task calls that task unknown, and so
+	 * does remove_task. */
+	if (reply.rec.state == TB_TASK_RUNNING)
+		reply.rec.state = TB_TASK_UNKNOWN;
 	*result = json_pack("{s:s, s:s, s:s, s:b}", "sandbox_id", box.id,
 	                    "task_id", task_id, "state",
 	                    tb_task_state_name(reply.rec.state), "removed", 1);

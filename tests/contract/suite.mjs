@@ -390,6 +390,9 @@ export function contractSuite(provider, via = {}) {
       assert.match(r6.error, /not confirmed: the supervisor is gone/);
       const l = ok(await call(s, "list_tasks", { sandbox_id: sb }), "list_tasks");
       assert.equal(l.tasks.find((t) => t.task_id === lost.task_id).state, "unknown");
+      // remove_task agrees with get_task: the task it removes was unknown.
+      const gone1 = ok(await call(s, "remove_task", { sandbox_id: sb, task_id: lost.task_id }), "remove_task of an unknown task");
+      assert.equal(gone1.state, "unknown");
       // remove_task straight after a supervisor's death (no get_task in
       // between) removes it like any task that ended.
       const lost2 = await start(s, sb, "sleep 300");
@@ -397,6 +400,7 @@ export function contractSuite(provider, via = {}) {
       await run(s, sb, `kill -9 ${rec2.supervisor_pid}`);
       const gone2 = ok(await call(s, "remove_task", { sandbox_id: sb, task_id: lost2.task_id }), "remove_task of a lost task");
       assert.equal(gone2.removed, true);
+      assert.equal(gone2.state, "unknown");
       assert.match(await groupState(rec2.pgid), /^(gone|Z)$/);
       await closeServer(s);
     });
