@@ -282,7 +282,7 @@ export function interactiveTests(h) {
     await closeServer(s);
   });
 
-  test("idempotency_key: concurrent starts with one key, from two servers, start one task", { timeout: 90000, skip: heavy }, async () => {
+  test("idempotency_key: concurrent starts with one key, from two servers, start one task", { timeout: 150000, skip: heavy }, async () => {
     const a = await server();
     const b = await server();
     const sb = await createSandbox(a);
