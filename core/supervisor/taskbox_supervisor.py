@@ -42,7 +42,8 @@ STATUS_KEYS = ("format", "task_id", "state", "command", "cwd", "timeout",
                "signal", "ended_by")
 VERBS = {
     "start": (("--root", "--id", "--timeout", "--command"),
-              ("--cwd", "--stdin", "--rows", "--cols", "--key")),
+              ("--cwd", "--stdin", "--rows", "--cols", "--key",
+               "--request")),
     "cancel": (("--root", "--id"), ("--wait",)),
     "write": (("--root", "--id"), ("--data", "--eof")),
     "resize": (("--root", "--id", "--rows", "--cols"), ()),
@@ -54,8 +55,9 @@ VERBS = {
 }
 USAGE = ("usage: start --root DIR --id ID --timeout SECONDS [--cwd DIR] "
          "--command TEXT [--stdin null|pipe|tty] [--rows N --cols N] "
-         "[--key KEY] | cancel --root DIR --id ID [--wait SECONDS] | "
-         "write --root DIR --id ID [--data BASE64] [--eof 0|1] | "
+         "[--key KEY [--request DIGEST]] | cancel --root DIR --id ID "
+         "[--wait SECONDS] | "
+         "write --root DIR --id ID [--data BASE64|-] [--eof 0|1] | "
          "resize --root DIR --id ID --rows N --cols N | "
          "remove --root DIR --id ID | list --root DIR | "
          "wait --root DIR --id ID [--wait SECONDS] [--stdout-offset BYTES] "
@@ -65,6 +67,9 @@ STDIN_MODES = ("null", "pipe", "tty")
 KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                       "0123456789_.-")
 MAX_KEY = 128
+# start's --request, kept in the key's link after the task id and a '.'.
+REQUEST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+MAX_REQUEST = 128
 MAX_DATA = 65536  # bytes of one write, and the relay's buffer
 MAX_DATA_CHARS = (MAX_DATA + 2) // 3 * 4
 WRITE_WAIT = 2.0  # how long `write` waits for room in the FIFO, in all
@@ -196,6 +201,21 @@ def check_key(value):
                       "A-Z, a-z, 0-9, '_', '.' and '-'" % MAX_KEY)
 
 
+def check_request(opts):
+    """start's --request: the host's digest of the request, kept with the
+    key (a-z, 0-9 and '-', 1 to MAX_REQUEST characters), or None."""
+    value = opts.get("--request")
+    if value is None:
+        return None
+    if "--key" not in opts:
+        raise Refusal("invalid", "--request: only with --key")
+    if not 1 <= len(value) <= MAX_REQUEST or \
+            not REQUEST_CHARS.issuperset(value):
+        raise Refusal("invalid", "--request: must be 1 to %d characters "
+                      "from a-z, 0-9 and '-'" % MAX_REQUEST)
+    return value
+
+
 def stdin_options(opts):
     """(mode, rows, cols) of start's --stdin, --rows and --cols."""
     mode = opts.get("--stdin", "null")
@@ -210,8 +230,19 @@ def stdin_options(opts):
 
 
 def data_option(opts):
-    """The bytes of write's --data: strict standard base64 with padding."""
+    """The bytes of write's --data: strict standard base64 with padding, or
+    with `-` the raw bytes on stdin (they then never show in a command
+    line)."""
     value = opts.get("--data", "")
+    if value == "-":
+        raw = b""
+        while len(raw) <= MAX_DATA:
+            chunk = os.read(0, MAX_DATA + 1 - len(raw))
+            if not chunk:
+                return raw
+            raw += chunk
+        raise Refusal("invalid", "--data -: stdin holds more than %d bytes"
+                      % MAX_DATA)
     raw = None
     if len(value) <= MAX_DATA_CHARS and value.isascii():
         import binascii
@@ -860,7 +891,7 @@ class Supervisor:
                         os.chdir(self.cwd)
                     except OSError as e:
                         raise OSError(e.errno, "cwd %r: %s"
-                                      % (self.cwd, e.strerror))
+                                      % (self.record["cwd"], e.strerror))
                 try:
                     os.execv("/bin/sh", ["sh", "-c", "--", self.command])
                 except OSError as e:
@@ -1123,13 +1154,17 @@ def verb_start(opts):
     root, tid = opts["--root"], opts["--id"]
     record, how = start_record(opts)
     key = record["idempotency_key"]
+    request = check_request(opts)
     umask = os.umask(0o077)
     lock = open_root(root, True)
     tdir = os.path.join(root, tid)
     try:
-        existing = keyed_record(root, key) if key is not None else None
+        existing, kept = keyed_record(root, key) if key is not None \
+            else (None, None)
         if existing is not None:
             existing["existing"] = True
+            if kept is not None:
+                existing["request"] = kept
             say(existing)
             return
         if len(task_names(root)) >= MAX_TASKS:
@@ -1148,7 +1183,8 @@ def verb_start(opts):
         except FileNotFoundError:
             raw = None
         if key is not None and raw is not None:
-            link_key(root, key, tid)
+            link_key(root, key, tid if request is None
+                     else "%s.%s" % (tid, request))
     finally:
         os.close(lock)
     if raw is None or not ok and b'"running"' in raw:
@@ -1156,6 +1192,13 @@ def verb_start(opts):
                       "confirmed the start; its state is unknown" % tid)
     sys.stdout.buffer.write(raw)
     sys.stdout.flush()
+
+
+def masked(value, secrets):
+    """VALUE's bytes with the SECRETS masked: a command or a cwd never shows
+    a secret in a record or an error."""
+    raw = os.fsencode(value)
+    return Masker(secrets).feed(raw, True) if secrets else raw
 
 
 def start_record(opts):
@@ -1173,13 +1216,12 @@ def start_record(opts):
     key = opts.get("--key")
     if key is not None:
         check_key(key)
-    raw = os.fsencode(command)
     secrets = secret_values()
-    shown = Masker(secrets).feed(raw, True) if secrets else raw
+    shown = masked(command, secrets)
     record = dict.fromkeys(STATUS_KEYS)
     record.update(format=FORMAT, task_id=opts["--id"], state="running",
                   command=text(shown), timeout=timeout,
-                  cwd=None if cwd is None else text(os.fsencode(cwd)),
+                  cwd=None if cwd is None else text(masked(cwd, secrets)),
                   stdout_bytes=0, stderr_bytes=0, stdout_truncated=False,
                   stderr_truncated=False, cancel_requested=False,
                   stdin=mode, idempotency_key=key)
@@ -1211,23 +1253,38 @@ def key_path(root, key):
     return os.path.join(root, "keys", key + ".task")
 
 
-def keyed_record(root, key):
-    """The record of the task KEY started, or None when the key is free
-    (no link, a malformed one, or a task without a record)."""
+def key_target(root, key):
+    """(task id, request digest or None) of KEY's link, or (None, None)
+    when there is no link or a malformed one."""
     try:
         target = os.readlink(key_path(root, key))
     except OSError:
-        return None
-    if len(target) != 32 or not HEX.issuperset(target):
-        return None
+        return None, None
+    tid, dot, request = target.partition(".")
+    if len(tid) != 32 or not HEX.issuperset(tid) or dot and not (
+            1 <= len(request) <= MAX_REQUEST
+            and REQUEST_CHARS.issuperset(request)):
+        return None, None
+    return tid, request if dot else None
+
+
+def keyed_record(root, key):
+    """(the record of the task KEY started, the request digest kept with
+    the key or None), or (None, None) when the key is free (no link, a
+    malformed one, or a task without a record)."""
+    tid, request = key_target(root, key)
+    if tid is None:
+        return None, None
     try:
-        return read_status(os.path.join(root, target))
+        record = read_status(os.path.join(root, tid))
     except OSError:
-        return None
+        return None, None
+    return (record, request) if record is not None else (None, None)
 
 
 def link_key(root, key, tid):
-    """Points ROOT/keys/KEY.task at TID: a symlink made under a temporary
+    """Points ROOT/keys/KEY.task at TID (the task id, then '.' and the
+    request's digest when start had one): a symlink made under a temporary
     name and renamed over the link."""
     keys = os.path.join(root, "keys")
     try:
@@ -1250,7 +1307,7 @@ def unlink_key(root, record, tid):
             not KEY_CHARS.issuperset(key):
         return
     try:
-        if os.readlink(key_path(root, key)) == tid:
+        if key_target(root, key)[0] == tid:
             os.unlink(key_path(root, key))
     except OSError:
         pass

@@ -6,6 +6,7 @@ libtaskbox_core_la_SOURCES += \
 	core/tasks/box_write.c \
 	core/tasks/dir_watch.c \
 	core/tasks/host_mask.c \
+	core/tasks/key_request.c \
 	core/tasks/pid_watch.c \
 	core/tasks/record_cache.c \
 	core/tasks/remote_watch.c \
@@ -22,6 +23,7 @@ noinst_HEADERS += \
 	core/tasks/box.h \
 	core/tasks/dir_watch.h \
 	core/tasks/host_mask.h \
+	core/tasks/key_request.h \
 	core/tasks/pid_watch.h \
 	core/tasks/record_cache.h \
 	core/tasks/remote_watch.h \

@@ -61,9 +61,11 @@ static int not_run(enum tb_sup_kind kind, const struct taskbox_exec_result *res)
  * verb on that instance); python3 missing gives the static binary, copied
  * into the sandbox when it is not there yet. *never_ran is set when no
  * supervisor could run there at all (err says why): nothing was started.
- * never_ran may be NULL. */
+ * never_ran may be NULL. IN (may be NULL) is the verb's stdin, for a
+ * provider with TASKBOX_FEATURE_EXEC_STDIN only. */
 static int exec_verb(struct tb_box *box, const char *const *args,
                      uint32_t timeout_ms, const struct tb_sup_stop *stop,
+                     const struct taskbox_buf *in,
                      struct taskbox_exec_result *res, int *never_ran, char *err,
                      size_t errlen)
 {
@@ -89,6 +91,11 @@ again:
 		req.cancelled = stop->cancelled;
 		req.cancelled_arg = stop->arg;
 		req.until_newline = stop->answer_line;
+	}
+	if (in) {
+		req.stdin_data =
+		    in->data ? in->data : (const unsigned char *)"";
+		req.stdin_len = in->len;
 	}
 	rc = tb_box_exec_req(box, &req, res, err, errlen);
 	if (rc != TASKBOX_OK || !not_run(kind, res))
@@ -159,7 +166,7 @@ static void run_verb(struct tb_box *box, const char *const *args,
 
 	memset(reply, 0, sizeof(*reply));
 	reply->outcome = TB_SUP_UNSURE;
-	rc = exec_verb(box, args, timeout_ms, stop, &res, &never_ran,
+	rc = exec_verb(box, args, timeout_ms, stop, NULL, &res, &never_ran,
 	               reply->message, sizeof(reply->message));
 	if (never_ran) {
 		refuse_unsupported(reply);
@@ -234,6 +241,10 @@ void tb_sup_start(struct tb_box *box, const struct tb_sup_start_req *req,
 		argv[n++] = "--key";
 		argv[n++] = req->key;
 	}
+	if (req->key && req->request) {
+		argv[n++] = "--request";
+		argv[n++] = req->request;
+	}
 	argv[n++] = "--command";
 	argv[n++] = req->command;
 	argv[n] = NULL;
@@ -242,9 +253,11 @@ void tb_sup_start(struct tb_box *box, const struct tb_sup_start_req *req,
 	         NULL, reply);
 }
 
-/* Runs a verb that prints an object other than a record (write, resize):
- * returns it (new), or NULL with reply's outcome and message set. */
+/* Runs a verb that prints an object other than a record (write, resize),
+ * with IN (may be NULL) on its stdin: returns it (new), or NULL with
+ * reply's outcome and message set. */
 static json_t *run_verb_object(struct tb_box *box, const char *const *args,
+                               const struct taskbox_buf *in,
                                struct tb_sup_reply *reply)
 {
 	struct taskbox_exec_result res;
@@ -253,7 +266,7 @@ static json_t *run_verb_object(struct tb_box *box, const char *const *args,
 
 	memset(reply, 0, sizeof(*reply));
 	reply->outcome = TB_SUP_UNSURE;
-	if (exec_verb(box, args, VERB_TIMEOUT_MS, NULL, &res, &never_ran,
+	if (exec_verb(box, args, VERB_TIMEOUT_MS, NULL, in, &res, &never_ran,
 	              reply->message, sizeof(reply->message)) != TASKBOX_OK) {
 		if (never_ran)
 			refuse_unsupported(reply);
@@ -296,22 +309,30 @@ int tb_sup_write(struct tb_box *box, const char *task_id,
 	const char *argv[] = {"write", "--root", TB_TASK_ROOT,    "--id",
 	                      task_id, "--eof",  eof ? "1" : "0", "--data",
 	                      NULL,    NULL};
+	/* Typed input never shows in a command line where other sandboxes'
+	 * processes may read it (/proc/PID/cmdline): it goes on the verb's
+	 * stdin where the provider can; else only the sandbox's own
+	 * processes see its command line. */
+	struct taskbox_buf in = {(unsigned char *)data, len};
+	int by_stdin =
+	    (box->inst->plugin->features & TASKBOX_FEATURE_EXEC_STDIN) != 0;
 	json_int_t n;
-	char *b64;
+	char *b64 = NULL;
 	json_t *obj;
 
-	if ((b64 = tb_base64_encode(data, len, NULL)) == NULL) {
+	if (by_stdin)
+		argv[8] = "-";
+	else if ((b64 = tb_base64_encode(data, len, NULL)) == NULL) {
 		memset(reply, 0, sizeof(*reply));
 		reply->outcome = TB_SUP_UNSURE;
 		snprintf(reply->message, sizeof(reply->message),
 		         "out of memory encoding the data");
 		return -1;
-	}
-	if (len == 0)
+	} else if (len == 0)
 		argv[7] = NULL; /* no --data */
 	else
 		argv[8] = b64;
-	obj = run_verb_object(box, argv, reply);
+	obj = run_verb_object(box, argv, by_stdin ? &in : NULL, reply);
 	free(b64);
 	if (obj == NULL)
 		return -1;
@@ -339,7 +360,7 @@ int tb_sup_resize(struct tb_box *box, const char *task_id, unsigned rows,
 
 	snprintf(r, sizeof(r), "%u", rows);
 	snprintf(c, sizeof(c), "%u", cols);
-	obj = run_verb_object(box, argv, reply);
+	obj = run_verb_object(box, argv, NULL, reply);
 	if (obj == NULL)
 		return -1;
 	json_decref(obj);
@@ -355,7 +376,7 @@ int tb_sup_list(struct tb_box *box, json_t **tasks, char *err, size_t errlen)
 	int rc;
 
 	*tasks = NULL;
-	rc = exec_verb(box, argv, VERB_TIMEOUT_MS, NULL, &res, NULL, err,
+	rc = exec_verb(box, argv, VERB_TIMEOUT_MS, NULL, NULL, &res, NULL, err,
 	               errlen);
 	if (rc != TASKBOX_OK)
 		goto out;

@@ -44,6 +44,8 @@ struct tb_sup_start_req {
 	const char *stdin_mode; /* "null", "pipe" or "tty"; NULL: "null" */
 	unsigned rows, cols;    /* the terminal's size (tty); 0: default */
 	const char *key;        /* idempotency key, or NULL */
+	const char *request;    /* with a key: tb_key_request's digest, kept
+	                           with it; NULL: none */
 };
 
 /* `start`: launches the command under a new supervisor. With a key that

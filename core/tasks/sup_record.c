@@ -167,9 +167,10 @@ int tb_task_record_parse(const char *text, size_t len, const char *expect_id,
 		rec->stdin_mode = "null";
 	if (get_opt_str(j, "idempotency_key", NULL, &rec->idempotency_key) <
 	        0 ||
-	    get_opt_str(j, "signal", NULL, &rec->signal) < 0)
-		FAIL("status record: idempotency_key and signal must be "
-		     "strings or null");
+	    get_opt_str(j, "signal", NULL, &rec->signal) < 0 ||
+	    get_opt_str(j, "request", NULL, &rec->request) < 0)
+		FAIL("status record: idempotency_key, signal and request must "
+		     "be strings or null");
 	if (get_opt_str(j, "ended_by", ended_bys, &rec->ended_by) < 0)
 		FAIL("status record: ended_by must be exit, timeout, cancel "
 		     "or null");

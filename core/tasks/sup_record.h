@@ -46,6 +46,8 @@ struct tb_task_record {
 	bool supervisor_gone;   /* set by the cancel verb, or by the host once
 	                           it found the supervisor gone */
 	bool existing;          /* start with a key found the key's task */
+	const char *request;    /* with existing: the request digest kept with
+	                           the key (key_request.h); NULL: none */
 	const char *stdin_mode; /* "null", "pipe" or "tty" */
 	const char *idempotency_key; /* NULL when none */
 	const char *signal;          /* "SIGKILL", ...; NULL when none */

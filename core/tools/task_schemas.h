@@ -50,6 +50,8 @@
 	"\"description\":\"Makes the start happen once: a later start with "   \
 	"the same key in the same sandbox, from any server process, returns "  \
 	"the first task (reused: true) instead of starting another. Use it "   \
-	"to retry a start whose answer was lost.\"}"
+	"to retry a start whose answer was lost. A key used for another "      \
+	"request (command, cwd, timeout, stdin or tty) is an error that "      \
+	"names what differs.\"}"
 
 #endif /* TB_TASK_SCHEMAS_H */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/principal.h"
+#include "tasks/key_request.h"
 #include "tasks/session.h"
 #include "tasks/sup_client.h"
 #include "tasks/task_id.h"
@@ -164,6 +165,7 @@ int tb_start_task(tb_call *call, json_t *args, json_t **result)
 	const char *command, *cwd, *sandbox_id;
 	char err[TB_ERR_MAX], def[TB_SANDBOX_REF_MAX];
 	char task_id[TB_TASK_ID_LEN + 1];
+	char request[TB_KEY_REQUEST_LEN + 1], what[64];
 	struct tb_sup_reply reply;
 	struct tb_box box;
 	int64_t timeout;
@@ -223,7 +225,31 @@ int tb_start_task(tb_call *call, json_t *args, json_t **result)
 	req.command = command;
 	req.cwd = cwd;
 	req.timeout_s = (unsigned)timeout;
+	if (req.key && tb_key_request(&req, request) < 0) {
+		tb_box_close(&box);
+		snprintf(err, sizeof(err),
+		         "idempotency_key: the request's digest could not be "
+		         "made");
+		goto refuse;
+	}
+	req.request = req.key ? request : NULL;
 	tb_sup_start(&box, &req, &reply);
+	/* A key kept with another request's digest (keys kept before
+	 * digests were are taken as they are). */
+	if (reply.outcome == TB_SUP_RECORD && reply.rec.existing && req.key &&
+	    reply.rec.request &&
+	    tb_key_request_diff(reply.rec.request, request, what,
+	                        sizeof(what)) == 1) {
+		tb_box_close(&box);
+		snprintf(err, sizeof(err),
+		         "idempotency_key: %s was used for a different request "
+		         "(task %s): %s differ%s; use a new key for a new "
+		         "request",
+		         req.key, reply.rec.task_id, what,
+		         strchr(what, ' ') ? "" : "s");
+		tb_sup_reply_clear(&reply);
+		goto refuse;
+	}
 	if (reply.outcome == TB_SUP_REFUSED) {
 		tb_box_close(&box);
 		snprintf(err, sizeof(err), "sandbox %s: start refused: %.800s",
@@ -395,6 +421,11 @@ static int remove_task(tb_call *call, json_t *args, json_t **result)
 		tb_sup_reply_clear(&reply);
 		return 1;
 	}
+	/* The verb removes a task whose record still says running only once
+	 * its supervisor is gone: get_task calls that task unknown, and so
+	 * does remove_task. */
+	if (reply.rec.state == TB_TASK_RUNNING)
+		reply.rec.state = TB_TASK_UNKNOWN;
 	*result = json_pack("{s:s, s:s, s:s, s:b}", "sandbox_id", box.id,
 	                    "task_id", task_id, "state",
 	                    tb_task_state_name(reply.rec.state), "removed", 1);

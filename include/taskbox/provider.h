@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define TASKBOX_ABI_MAJOR 1
-#define TASKBOX_ABI_MINOR 3
+#define TASKBOX_ABI_MINOR 4
 
 /* The one exported symbol of a plugin, carrying the ABI major. */
 #define TASKBOX_PROVIDER_ENTRY taskbox_provider_entry_v1
@@ -159,6 +159,14 @@ struct taskbox_exec_req {
 	 * exit_code -1 and the command left to end on its own; a plugin that
 	 * waits for the end is right too. */
 	int until_newline;
+
+	/* Since ABI 1.4, and read only by a provider that declares
+	 * TASKBOX_FEATURE_EXEC_STDIN (the host sets them for no other): the
+	 * command's stdin, stdin_len bytes (at most 65536), then end of file.
+	 * stdin_data NULL: stdin reads nothing, as before. Bytes that must not
+	 * show in a command line (a task's typed input) travel here. */
+	const unsigned char *stdin_data;
+	size_t stdin_len;
 };
 
 /* What exec returns. The host zeroes it and sets struct_size; the plugin
@@ -298,6 +306,12 @@ struct taskbox_provider {
  * supervisor with a pidfd instead of reading /proc/P/stat through
  * read_file on every poll. A host that does not know a bit ignores it. */
 #define TASKBOX_FEATURE_HOST_PIDS (UINT64_C(1) << 1)
+
+/* Since ABI 1.4: exec gives the command the bytes of taskbox_exec_req's
+ * stdin_data on its stdin. Without it the host passes such bytes another
+ * way (for a task's input: in the supervisor's command line, which only
+ * the sandbox's own processes should see). */
+#define TASKBOX_FEATURE_EXEC_STDIN (UINT64_C(1) << 2)
 
 /* The entry's type. Thread-safe; returns the same pointer every time. */
 typedef const struct taskbox_provider *(*taskbox_provider_entry_fn)(void);

@@ -165,6 +165,9 @@ static int stream_read(const struct taskbox_host *h, struct stream *s,
 #define BWRAP_DIR_FD "4"
 
 /* The argv actually spawned: argv itself, or bwrap's flags around it:
+ * the root of all sandboxes masked by an empty tmpfs and only this
+ * sandbox's directory bound into it (no other sandbox's files or FIFOs
+ * are visible, even read-only: a FIFO takes writes on a read-only mount),
  * every capability dropped, and a user namespace when the server is
  * root. */
 static char **spawn_argv(struct tb_local_conn *c, const char *path,
@@ -188,6 +191,8 @@ static char **spawn_argv(struct tb_local_conn *c, const char *path,
 		                     "--bind-fd",
 		                     BWRAP_TMP_FD,
 		                     "/tmp",
+		                     "--tmpfs",
+		                     c->inst->root,
 		                     "--bind-fd",
 		                     BWRAP_DIR_FD,
 		                     c->dir,
@@ -258,12 +263,13 @@ static int bind_fds(struct tb_local_conn *c, int bind[2], char *errbuf,
 	return TASKBOX_OK;
 }
 
-/* Spawns argv with stdout and stderr on out_w and err_w; under bubblewrap
- * with bind[0] (tmp/) and bind[1] (the sandbox's directory) as descriptors
- * 3 and 4 (bind's descriptors are above both). */
+/* Spawns argv with stdin on in_r (-1: /dev/null), stdout and stderr on
+ * out_w and err_w; under bubblewrap with bind[0] (tmp/) and bind[1] (the
+ * sandbox's directory) as descriptors 3 and 4 (in_r and bind's
+ * descriptors are above all of them). */
 static int spawn(struct tb_local_conn *c, char **argv, char **env,
-                 const char *cwd, int out_w, int err_w, const int bind[2],
-                 pid_t *pid)
+                 const char *cwd, int in_r, int out_w, int err_w,
+                 const int bind[2], pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -280,8 +286,10 @@ static int spawn(struct tb_local_conn *c, char **argv, char **env,
 		posix_spawn_file_actions_destroy(&fa);
 		return rc;
 	}
-	if ((rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null",
-	                                           O_RDONLY, 0)) ||
+	if ((in_r >= 0 &&
+	     (rc = posix_spawn_file_actions_adddup2(&fa, in_r, 0))) ||
+	    (in_r < 0 && (rc = posix_spawn_file_actions_addopen(
+	                      &fa, 0, "/dev/null", O_RDONLY, 0))) ||
 	    (rc = posix_spawn_file_actions_adddup2(&fa, out_w, 1)) ||
 	    (rc = posix_spawn_file_actions_adddup2(&fa, err_w, 2)) ||
 	    (bw && (rc = posix_spawn_file_actions_adddup2(&fa, bind[0], 3))) ||
@@ -307,13 +315,14 @@ out:
  * execs (forkexec.c). Returns 0 or an errno value; ENOENT when the group
  * is gone (the sandbox is being destroyed). */
 static int spawn_in_group(struct tb_local_conn *c, char **argv, char **env,
-                          const char *cwd, int out_w, int err_w,
+                          const char *cwd, int in_r, int out_w, int err_w,
                           const int bind[2], pid_t *pid)
 {
 	int bw = c->inst->bwrap, rc;
 	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int procs = tb_local_cgroup_procs_fd(c->cgroup);
-	int fds[5] = {null_fd, out_w, err_w, bind[0], bind[1]};
+	int fds[5] = {in_r >= 0 ? in_r : null_fd, out_w, err_w, bind[0],
+	              bind[1]};
 	struct tb_local_spawn sp = {argv, env,        bw ? NULL : cwd,
 	                            fds,  bw ? 5 : 3, procs};
 
@@ -423,6 +432,46 @@ static int exit_code(int status)
 	return -1;
 }
 
+/* The most stdin bytes exec takes (TASKBOX_FEATURE_EXEC_STDIN). */
+#define STDIN_MAX 65536
+
+/* A pipe already holding req's stdin bytes, write end closed: its read
+ * end, placed above the descriptors spawn sets (0..4), so no placement
+ * overwrites it. -1 with errno set when it cannot be made. */
+static int stdin_pipe(const struct taskbox_exec_req *req)
+{
+	int p[2], r = -1, err;
+	size_t off = 0;
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+		return -1;
+	if (req->stdin_len > 0 && fcntl(p[1], F_GETPIPE_SZ) < (int)STDIN_MAX)
+		(void)fcntl(p[1], F_SETPIPE_SZ, (int)STDIN_MAX);
+	while (off < req->stdin_len) {
+		ssize_t n =
+		    write(p[1], req->stdin_data + off, req->stdin_len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto fail;
+		off += (size_t)n;
+	}
+	/* The command reads in blocking mode, as from any stdin. */
+	if (fcntl(p[0], F_SETFL, 0) != 0 ||
+	    (r = fcntl(p[0], F_DUPFD_CLOEXEC, 5)) < 0)
+		goto fail;
+	close(p[0]);
+	close(p[1]);
+	return r;
+fail:
+	err = errno ? errno : EIO;
+	close(p[0]);
+	close(p[1]);
+	errno = err;
+	return -1;
+}
+
 /* Checks argv and env; returns TASKBOX_OK or TASKBOX_E_INVALID. */
 static int check_req(const struct taskbox_exec_req *req, char *errbuf,
                      size_t errlen)
@@ -437,6 +486,12 @@ static int check_req(const struct taskbox_exec_req *req, char *errbuf,
 	}
 	if (req->timeout_ms == 0) {
 		tb_local_err(errbuf, errlen, "timeout_ms must be > 0");
+		return TASKBOX_E_INVALID;
+	}
+	if (HAS(req, stdin_len) && req->stdin_data &&
+	    req->stdin_len > STDIN_MAX) {
+		tb_local_err(errbuf, errlen,
+		             "stdin_len must be at most %d bytes", STDIN_MAX);
 		return TASKBOX_E_INVALID;
 	}
 	for (size_t i = 0; req->env && req->env[i]; i++) {
@@ -457,6 +512,7 @@ int tb_local_exec(void *conn, const struct taskbox_exec_req *req,
 	const struct taskbox_host *h = c->inst->host;
 	struct stream s[2] = {{-1, NULL, 0, 0, 0}, {-1, NULL, 0, 0, 0}};
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, bind[2] = {-1, -1};
+	int in_r = -1;
 	char **env = NULL, **argv = NULL, *path = NULL, *cwd = NULL;
 	int rc, err, status = -1, timed_out = 0;
 	struct stat st;
@@ -496,6 +552,11 @@ int tb_local_exec(void *conn, const struct taskbox_exec_req *req,
 		goto nomem;
 	if (c->inst->bwrap && (rc = bind_fds(c, bind, errbuf, errlen)))
 		goto out;
+	if (HAS(req, stdin_len) && req->stdin_data &&
+	    (in_r = stdin_pipe(req)) < 0) {
+		err = errno;
+		goto io;
+	}
 	if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
 		err = errno;
 		for (int i = 0; i < 2; i++) {
@@ -506,10 +567,10 @@ int tb_local_exec(void *conn, const struct taskbox_exec_req *req,
 		}
 		goto io;
 	}
-	err = c->cgroup
-	          ? spawn_in_group(c, argv, env, cwd, outp[1], errp[1], bind,
-	                           &pid)
-	          : spawn(c, argv, env, cwd, outp[1], errp[1], bind, &pid);
+	err = c->cgroup ? spawn_in_group(c, argv, env, cwd, in_r, outp[1],
+	                                 errp[1], bind, &pid)
+	                : spawn(c, argv, env, cwd, in_r, outp[1], errp[1], bind,
+	                        &pid);
 	close(outp[1]);
 	close(errp[1]);
 	s[0].fd = outp[0];
@@ -558,6 +619,8 @@ out:
 	for (int i = 0; i < 2; i++)
 		if (bind[i] >= 0)
 			close(bind[i]);
+	if (in_r >= 0)
+		close(in_r);
 	free(argv);
 	free(path);
 	free(cwd);

@@ -68,7 +68,9 @@ static int below(const char *sq, const char *prefix)
 
 /* Under bubblewrap: a path of the sandbox as *rel below its directory
  * (*owned), or NULL for a host path. The sandbox's own path first: it is
- * bound over /tmp when it lies there. Returns 0 or ENOMEM. */
+ * bound over /tmp when it lies there. Commands see the root of all
+ * sandboxes as an empty directory (exec.c), so another path below it
+ * is missing: ENOENT. Returns 0, ENOENT or ENOMEM. */
 static int bwrap_rel(struct tb_local_conn *c, const char *path, const char *sq,
                      char **owned)
 {
@@ -81,6 +83,8 @@ static int bwrap_rel(struct tb_local_conn *c, const char *path, const char *sq,
 		n = asprintf(owned, ".%s", sq + strlen(c->dir));
 	else if (below(sq, "/tmp"))
 		n = asprintf(owned, "tmp%s", sq + 4);
+	else if (below(sq, c->inst->root))
+		return ENOENT;
 	if (n < 0) {
 		*owned = NULL;
 		return ENOMEM;
@@ -90,19 +94,23 @@ static int bwrap_rel(struct tb_local_conn *c, const char *path, const char *sq,
 
 /* Where path lives: *dirfd and *rel for openat (*in_root: open it with
  * tb_local_open_in_root instead). *owned is set when rel was allocated.
- * Returns 0 or ENOMEM. */
+ * Returns 0, or ENOENT (a path commands cannot see) or ENOMEM. */
 static int resolve(struct tb_local_conn *c, const char *path, int *dirfd,
                    const char **rel, char **owned, int *in_root)
 {
+	int err;
+
 	*owned = NULL;
 	*in_root = 0;
 	if (c->inst->bwrap) {
 		/* /tmp is the sandbox's tmp/, however the path spells it. */
 		char *sq = path[0] == '/' ? squeeze(path) : NULL;
 
-		if ((path[0] == '/' && !sq) || bwrap_rel(c, path, sq, owned)) {
-			free(sq);
+		if (path[0] == '/' && !sq)
 			return ENOMEM;
+		if ((err = bwrap_rel(c, path, sq, owned))) {
+			free(sq);
+			return err;
 		}
 		if (*owned) {
 			free(sq);

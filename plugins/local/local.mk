@@ -46,6 +46,13 @@ tests_plugins_local_test_local_inroot_SOURCES = \
 tests_plugins_local_test_local_inroot_CFLAGS = $(LOCAL_TEST_CFLAGS)
 tests_plugins_local_test_local_inroot_LDADD = $(LOCAL_TEST_LDADD)
 
+# Sandboxes under bubblewrap do not reach each other, and write_task's
+# bytes never show in a command line (skipped where bwrap cannot run).
+EXTRA_DIST += tests/plugins/local/bwrap-isolation.test.mjs
+if INTEGRATION_TESTS
+TESTS += tests/plugins/local/bwrap-isolation.test.mjs
+endif
+
 # A bounded libFuzzer run over tool arguments, the local provider behind
 # them (tests/fuzz/tools.sh; skipped without clang; FUZZ_SECONDS sets the
 # time, 30 s by default).

@@ -282,7 +282,7 @@ export function interactiveTests(h) {
     await closeServer(s);
   });
 
-  test("idempotency_key: concurrent starts with one key, from two servers, start one task", { timeout: 90000, skip: heavy }, async () => {
+  test("idempotency_key: concurrent starts with one key, from two servers, start one task", { timeout: 150000, skip: heavy }, async () => {
     const a = await server();
     const b = await server();
     const sb = await createSandbox(a);
@@ -302,6 +302,20 @@ export function interactiveTests(h) {
     assert.deepEqual(l.tasks.map((x) => x.task_id), [task_id], "one task in the sandbox");
     assert.equal(l.tasks[0].idempotency_key, key);
     assert.equal(l.tasks[0].stdin, "null");
+
+    // The key with another request is refused, from either server, naming
+    // what differs and starting nothing; the same request is still the one.
+    const cmd = failure(await call(b, "start_task", { ...args, command: "sleep 301" }), "another command");
+    assert.match(cmd, new RegExp(`idempotency_key: ${key} was used for a different request.*: command differs`), cmd);
+    const two = failure(await call(a, "start_task", { ...args, cwd: ".", timeout: 60 }), "another cwd and timeout");
+    assert.match(two, /: cwd and timeout differ/, two);
+    const io = failure(await call(a, "start_task", { ...args, tty: true }), "a terminal");
+    assert.match(io, /: stdin and tty differ/, io);
+    const same = ok(await call(b, "start_task", args), "the same request");
+    assert.equal(same.task_id, task_id);
+    assert.equal(same.reused, true);
+    const l2 = ok(await call(a, "list_tasks", { sandbox_id: sb }), "list_tasks");
+    assert.equal(l2.tasks.length, 1, "a refused start started nothing");
 
     // Another key is another task; the same key once more is still the one.
     const other = await start(a, sb, "sleep 300", { idempotency_key: `${key}-2` });

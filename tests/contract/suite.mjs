@@ -390,6 +390,9 @@ export function contractSuite(provider, via = {}) {
       assert.match(r6.error, /not confirmed: the supervisor is gone/);
       const l = ok(await call(s, "list_tasks", { sandbox_id: sb }), "list_tasks");
       assert.equal(l.tasks.find((t) => t.task_id === lost.task_id).state, "unknown");
+      // remove_task agrees with get_task: the task it removes was unknown.
+      const gone1 = ok(await call(s, "remove_task", { sandbox_id: sb, task_id: lost.task_id }), "remove_task of an unknown task");
+      assert.equal(gone1.state, "unknown");
       // remove_task straight after a supervisor's death (no get_task in
       // between) removes it like any task that ended.
       const lost2 = await start(s, sb, "sleep 300");
@@ -397,6 +400,7 @@ export function contractSuite(provider, via = {}) {
       await run(s, sb, `kill -9 ${rec2.supervisor_pid}`);
       const gone2 = ok(await call(s, "remove_task", { sandbox_id: sb, task_id: lost2.task_id }), "remove_task of a lost task");
       assert.equal(gone2.removed, true);
+      assert.equal(gone2.state, "unknown");
       assert.match(await groupState(rec2.pgid), /^(gone|Z)$/);
       await closeServer(s);
     });
@@ -503,14 +507,18 @@ export function contractSuite(provider, via = {}) {
       const missing = failure(await call(s, "read_file", { sandbox_id: sb, path: `no/${HOST_SECRET}/x` }), "read_file missing");
       assert.ok(!missing.includes(HOST_SECRET), missing);
       assert.match(missing, /\*\*\*\*/);
-      const cwd = await call(s, "start_task", { sandbox_id: sb, command: "true", cwd: `no/${HOST_SECRET}` });
-      const text = JSON.stringify(cwd);
-      assert.ok(!text.includes(HOST_SECRET), text);
-      if (!cwd.isError) {
-        const d = await waitDone(s, sb, data(cwd).task_id);
-        assert.ok(!JSON.stringify(d).includes(HOST_SECRET), JSON.stringify(d));
-        const l = ok(await call(s, "list_tasks", { sandbox_id: sb }), "list_tasks");
-        assert.ok(!JSON.stringify(l).includes(HOST_SECRET));
+      // A cwd holding the host's value, then one holding a value of the
+      // sandbox's environment named like a secret (the supervisor's).
+      for (const secret of [HOST_SECRET, SECRET]) {
+        const cwd = await call(s, "start_task", { sandbox_id: sb, command: "true", cwd: `no/${secret}` });
+        const text = JSON.stringify(cwd);
+        assert.ok(!text.includes(secret), text);
+        if (!cwd.isError) {
+          const d = await waitDone(s, sb, data(cwd).task_id);
+          assert.ok(!JSON.stringify(d).includes(secret), JSON.stringify(d));
+          const l = ok(await call(s, "list_tasks", { sandbox_id: sb }), "list_tasks");
+          assert.ok(!JSON.stringify(l).includes(secret), JSON.stringify(l));
+        }
       }
       await closeServer(s);
     });

@@ -19,7 +19,7 @@ fi
 # with gcc's ASan runtime) must not be loaded into clang's.
 unset TASKBOX_PLUGIN_PATH
 # shellcheck disable=SC2046
-sh "$srcdir/tests/fuzz/run.sh" tools 30 "$here/tools_corpus" jansson -- \
+sh "$srcdir/tests/fuzz/run.sh" tools 30 "$here/tools_corpus" "jansson libcrypto" -- \
 	-I"$core" -DTB_PKGLIBEXECDIR='"/nonexistent"' \
 	-DPKGLIBDIR='"/nonexistent"' "$here/fuzz_tools.c" \
 	$(ls "$core"/base/*.c "$core"/protocol/*.c "$core"/tools/*.c \

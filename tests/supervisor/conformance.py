@@ -193,18 +193,22 @@ class SupervisorCase(unittest.TestCase):
 
     # ---- driving the supervisor ----
 
-    def run_cli(self, args, env=None, prefix=None):
-        """Runs one verb; returns (exit status, stdout, stderr). Safe in a
-        thread: it asserts nothing."""
+    def run_cli(self, args, env=None, prefix=None, stdin=None):
+        """Runs one verb (STDIN: bytes on its stdin, else /dev/null);
+        returns (exit status, stdout, stderr). Safe in a thread: it asserts
+        nothing."""
         proc = subprocess.run((prefix or PREFIX) + list(args), cwd=self.home,
-                              env=env or self.env, stdin=subprocess.DEVNULL,
+                              env=env or self.env, input=stdin,
+                              stdin=None if stdin is not None
+                              else subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               timeout=PATIENCE)
         return proc.returncode, proc.stdout, proc.stderr
 
-    def call(self, *args, env=None, prefix=None):
+    def call(self, *args, env=None, prefix=None, stdin=None):
         """Runs one verb; returns (exit status, the one JSON object)."""
-        code, out, _ = self.run_cli(args, env=env, prefix=prefix)
+        code, out, _ = self.run_cli(args, env=env, prefix=prefix,
+                                    stdin=stdin)
         lines = out.decode("utf-8").splitlines()
         self.assertEqual(len(lines), 1, "one JSON line expected, got %r"
                          % out)
@@ -990,6 +994,19 @@ class TestWrite(SupervisorCase):
         self.assertEqual(final["stdin"], "pipe")
         self.assertEqual(self.log(tid, "stdout"), b"got a\ngot b\n")
 
+    def test_data_from_stdin(self):
+        tid = self.start("cat", extra=self.PIPE)["task_id"]
+        args = ("write", "--root", ROOT, "--id", tid, "--data", "-")
+        code, obj = self.call(*args, stdin=b"x" * 65537)
+        self.assertNotEqual(code, 0, obj)
+        self.assertEqual(obj["code"], "invalid")
+        self.assertIn("--data -", obj["error"])
+        code, obj = self.call(*args, "--eof", "1", stdin=b"typed\n")
+        self.assertEqual(code, 0, obj)
+        self.assertEqual(obj, {"task_id": tid, "written": 6, "eof": True})
+        self.assertEqual(self.wait_terminal(tid)["state"], "succeeded")
+        self.assertEqual(self.log(tid, "stdout"), b"typed\n")
+
     def test_files_of_a_task_with_stdin(self):
         tid = self.start("cat", extra=self.PIPE)["task_id"]
         import stat as st
@@ -1289,6 +1306,31 @@ class TestKeys(SupervisorCase):
         # Other keys are other tasks.
         self.assertNotEqual(self.keyed("k2")["task_id"], first["task_id"])
         self.assertEqual(len(self.task_dirs()), 2)
+
+    def test_a_key_keeps_the_request_given_with_it(self):
+        tid = new_id()
+        args = ["start", "--root", ROOT, "--timeout", "60", "--key", "kr",
+                "--request", "v1-0a-b1", "--command", "true"]
+        code, first = self.call(*args[:1], "--id", tid, *args[1:])
+        self.assertEqual(code, 0, first)
+        self.assertNotIn("request", first)
+        link = os.path.join(self.home, ROOT, "keys", "kr.task")
+        self.assertEqual(os.readlink(link), tid + ".v1-0a-b1")
+        code, again = self.call(*args[:1], "--id", new_id(), *args[1:])
+        self.assertEqual(code, 0, again)
+        self.assertIs(again.pop("existing"), True)
+        self.assertEqual(again.pop("request"), "v1-0a-b1")
+        self.assertEqual(again["task_id"], tid)
+        self.refused("invalid", "start", "--root", ROOT, "--id", new_id(),
+                     "--timeout", "9", "--key", "k", "--request", "V1",
+                     "--command", "true")
+        self.refused("invalid", "start", "--root", ROOT, "--id", new_id(),
+                     "--timeout", "9", "--request", "v1", "--command", "true")
+        # Removing the task frees the key and its request.
+        self.wait_terminal(tid)
+        code, removed = self.call("remove", "--root", ROOT, "--id", tid)
+        self.assertEqual(code, 0, removed)
+        self.assertFalse(os.path.lexists(link))
 
     def test_a_finished_task_is_returned_too(self):
         first = self.keyed("done.key_1-x", command="exit 4")

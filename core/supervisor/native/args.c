@@ -32,7 +32,8 @@ static const struct verb_rule verbs[] = {
       {"--stdin", OPT(stdin_mode)},
       {"--rows", OPT(rows)},
       {"--cols", OPT(cols)},
-      {"--key", OPT(key)}}},
+      {"--key", OPT(key)},
+      {"--request", OPT(request)}}},
     {"cancel",
      {{"--root", OPT(root)}, {"--id", OPT(id)}},
      {{"--wait", OPT(wait)}}},
@@ -154,6 +155,20 @@ void tb_args_parse(int argc, char **argv, struct tb_opts *o)
 	tb_check_path("--root", o->root);
 	if (o->id)
 		check_id(o->id);
+}
+
+void tb_check_request(const char *key, const char *request)
+{
+	size_t n = strlen(request);
+
+	if (!key)
+		tb_refuse(TB_INVALID, "--request: only with --key");
+	if (n < 1 || n > TB_MAX_REQUEST ||
+	    strspn(request, TB_REQUEST_CHARS) != n)
+		tb_refuse(TB_INVALID,
+		          "--request: must be 1 to %d characters from a-z, "
+		          "0-9 and '-'",
+		          TB_MAX_REQUEST);
 }
 
 void tb_check_key(const char *key)

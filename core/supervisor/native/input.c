@@ -131,6 +131,32 @@ static int lock_stdin(const char *tdir)
 	return tb_lock_file(path);
 }
 
+/* Reads write's data from stdin (--data -) into DATA: at most
+ * TB_MAX_DATA bytes, then end of file. Returns the byte count. */
+static size_t data_from_stdin(unsigned char *data)
+{
+	size_t n = 0;
+
+	for (;;) {
+		unsigned char extra;
+		ssize_t r = n < TB_MAX_DATA ? read(0, data + n, TB_MAX_DATA - n)
+		                            : read(0, &extra, 1);
+
+		if (r == 0)
+			return n;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			tb_refuse(TB_INTERNAL, "internal error: stdin: %s",
+			          strerror(errno));
+		if (n == TB_MAX_DATA)
+			tb_refuse(TB_INVALID,
+			          "--data -: stdin holds more than %d bytes",
+			          TB_MAX_DATA);
+		n += (size_t)r;
+	}
+}
+
 int tb_verb_write(const struct tb_opts *opts)
 {
 	static unsigned char data[TB_MAX_DATA];
@@ -141,8 +167,10 @@ int tb_verb_write(const struct tb_opts *opts)
 	const char *b64 = opts->data ? opts->data : "";
 	int eof = 0, lock, fd, closed = 0;
 
-	if (strlen(b64) > MAX_DATA_CHARS ||
-	    tb_base64_decode(b64, strlen(b64), data, sizeof(data), &n) < 0)
+	if (strcmp(b64, "-") == 0)
+		n = data_from_stdin(data);
+	else if (strlen(b64) > MAX_DATA_CHARS ||
+	         tb_base64_decode(b64, strlen(b64), data, sizeof(data), &n) < 0)
 		tb_refuse(TB_INVALID,
 		          "--data: must be standard base64 with padding of at "
 		          "most %d bytes",

@@ -1,6 +1,7 @@
 /* Idempotency keys: <root>/keys/<KEY>.task, a symlink to the id of the task
- * that KEY started (docs/supervisor.md, start step 1a and Keys). All of it
- * runs under the root's lock. */
+ * that KEY started, then '.' and the host's digest of the request when it
+ * gave one (docs/supervisor.md, start step 1a and Keys). All of it runs
+ * under the root's lock. */
 #include "config.h"
 
 #include <errno.h>
@@ -19,28 +20,38 @@ static void key_path(const char *root, const char *key, char *path)
 	snprintf(path, KEY_PATH, "%s/keys/%s.task", root, key);
 }
 
-/* The task id KEY's link names into ID (33 bytes): 1, or 0 when there is
- * no link or it does not hold a task id. */
-static int key_target(const char *root, const char *key, char *id)
+/* The task id KEY's link names into ID (33 bytes), and the request kept
+ * after it into REQUEST (TB_MAX_REQUEST + 1 bytes, "" when none): 1, or 0
+ * when there is no link or it does not hold a task id. */
+static int key_target(const char *root, const char *key, char *id,
+                      char *request)
 {
-	char path[KEY_PATH];
+	char path[KEY_PATH], target[33 + TB_MAX_REQUEST + 1];
 	ssize_t n;
+	size_t r;
 
 	key_path(root, key, path);
-	n = readlink(path, id, 33);
-	if (n != 32)
+	n = readlink(path, target, sizeof(target));
+	if (n < 32 || n == (ssize_t)sizeof(target) ||
+	    (n > 32 && (target[32] != '.' || n == 33)))
 		return 0;
+	target[n] = '\0';
+	r = n > 33 ? (size_t)n - 33 : 0;
+	if (strspn(target + 33 - (r == 0), TB_REQUEST_CHARS) != r)
+		return 0;
+	memcpy(request, r ? target + 33 : "", r + 1);
+	memcpy(id, target, 32);
 	id[32] = '\0';
 	return tb_is_task_name(id);
 }
 
 int tb_key_existing(const char *root, const char *key)
 {
-	char id[33], tdir[TB_MAX_PATH + 64];
-	struct tb_str raw = {0}, out = {0};
+	char id[33], request[TB_MAX_REQUEST + 1], tdir[TB_MAX_PATH + 64];
+	struct tb_str raw = {0}, out = {0}, extra = {0};
 	struct tb_jobject *o;
 
-	if (!key_target(root, key, id))
+	if (!key_target(root, key, id, request))
 		return 0;
 	o = malloc(sizeof(*o));
 	if (!o)
@@ -53,17 +64,24 @@ int tb_key_existing(const char *root, const char *key)
 		free(o);
 		return 0;
 	}
-	tb_add_flag(&out, &raw, o, "existing");
+	tb_str_cstr(&extra, "\"existing\":true");
+	/* Its characters need no escape. */
+	if (request[0])
+		tb_str_fmt(&extra, ",\"request\":\"%s\"", request);
+	tb_add_members(&out, &raw, o, &extra);
 	tb_say(&out);
+	tb_str_free(&extra);
 	tb_str_free(&out);
 	tb_str_free(&raw);
 	free(o);
 	return 1;
 }
 
-int tb_key_link(const char *root, const char *key, const char *id)
+int tb_key_link(const char *root, const char *key, const char *id,
+                const char *request)
 {
 	char dir[TB_MAX_PATH + 16], path[KEY_PATH], tmp[KEY_PATH + 8];
+	char target[33 + TB_MAX_REQUEST + 1];
 
 	snprintf(dir, sizeof(dir), "%s/keys", root);
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
@@ -72,7 +90,9 @@ int tb_key_link(const char *root, const char *key, const char *id)
 	/* Never a link's name: those end in ".task". */
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	unlink(tmp);
-	if (symlink(id, tmp) < 0)
+	snprintf(target, sizeof(target), "%s%s%s", id, request ? "." : "",
+	         request ? request : "");
+	if (symlink(target, tmp) < 0)
 		return -1;
 	if (rename(tmp, path) < 0) {
 		int saved = errno;
@@ -88,7 +108,8 @@ void tb_key_release(const char *root, const struct tb_jobject *o,
                     const char *id)
 {
 	const struct tb_jmember *m = tb_jget(o, "idempotency_key");
-	char key[TB_MAX_KEY + 1], target[33], path[KEY_PATH];
+	char key[TB_MAX_KEY + 1], target[33], request[TB_MAX_REQUEST + 1];
+	char path[KEY_PATH];
 	size_t n;
 
 	if (!m || m->type != TB_J_STR)
@@ -102,7 +123,7 @@ void tb_key_release(const char *root, const struct tb_jobject *o,
 	if (strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 	                "0123456789_.-") != n)
 		return;
-	if (!key_target(root, key, target) || strcmp(target, id) != 0)
+	if (!key_target(root, key, target, request) || strcmp(target, id) != 0)
 		return;
 	key_path(root, key, path);
 	unlink(path);

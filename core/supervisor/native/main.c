@@ -18,8 +18,9 @@ static const char *const code_names[] = {
 static const char usage[] =
     "usage: start --root DIR --id ID --timeout SECONDS [--cwd DIR] "
     "--command TEXT [--stdin null|pipe|tty] [--rows N --cols N] "
-    "[--key KEY] | cancel --root DIR --id ID [--wait SECONDS] | "
-    "write --root DIR --id ID [--data BASE64] [--eof 0|1] | "
+    "[--key KEY [--request DIGEST]] | cancel --root DIR --id ID "
+    "[--wait SECONDS] | "
+    "write --root DIR --id ID [--data BASE64|-] [--eof 0|1] | "
     "resize --root DIR --id ID --rows N --cols N | "
     "remove --root DIR --id ID | list --root DIR | "
     "wait --root DIR --id ID [--wait SECONDS] [--stdout-offset BYTES] "

@@ -47,8 +47,10 @@ static _Noreturn void exec_command(const struct tb_job *job,
 		n = snprintf(msg, sizeof(msg), "dup2: %s", strerror(errno));
 		goto fail;
 	}
+	/* The message shows the record's cwd, secrets masked. */
 	if (job->cwd && chdir(job->cwd) < 0) {
-		n = snprintf(msg, sizeof(msg), "cwd '%.400s': %s", job->cwd,
+		n = snprintf(msg, sizeof(msg), "cwd '%.400s': %s",
+		             job->rec->cwd ? job->rec->cwd : "",
 		             strerror(errno));
 		goto fail;
 	}

@@ -124,6 +124,28 @@ out:
 	_exit(code);
 }
 
+/* TEXT with the values of SECRETS masked, into OUT (NUL-terminated). */
+static void masked(const char *text, const struct tb_secrets *secrets,
+                   struct tb_str *out)
+{
+	struct tb_masker m;
+	const unsigned char *shown;
+	size_t len;
+
+	if (!secrets->n) {
+		tb_str_cstr(out, text);
+		return;
+	}
+	tb_masker_init(&m, secrets);
+	len = tb_mask_feed(&m, text, strlen(text), 1, &shown);
+	tb_str_add(out, shown, len);
+	tb_masker_free(&m);
+}
+
+/* The record's cwd, masked like the command: a secret in a path never
+ * shows in a record or in an error. */
+static struct tb_str shown_cwd;
+
 /* Fills the first record's fields known before the command starts. */
 static void record_init(struct tb_record *rec, const struct tb_opts *o,
                         long long timeout, const struct tb_secrets *secrets)
@@ -131,25 +153,17 @@ static void record_init(struct tb_record *rec, const struct tb_opts *o,
 	memset(rec, 0, sizeof(*rec));
 	memcpy(rec->task_id, o->id, 33);
 	rec->state = "running";
-	rec->cwd = o->cwd;
+	if (o->cwd) {
+		masked(o->cwd, secrets, &shown_cwd);
+		rec->cwd = shown_cwd.p;
+	}
 	rec->stdin_mode = o->stdin_mode ? o->stdin_mode : "null";
 	rec->key = o->key;
 	rec->timeout = timeout;
 	rec->started_at = rec->finished_at = rec->exit_code = TB_NULL;
 	rec->supervisor_pid = rec->supervisor_start = TB_NULL;
 	rec->pgid = rec->pgid_start = TB_NULL;
-	if (secrets->n) {
-		struct tb_masker m;
-		const unsigned char *out;
-		size_t len;
-
-		tb_masker_init(&m, secrets);
-		len = tb_mask_feed(&m, o->command, strlen(o->command), 1, &out);
-		tb_str_add(&rec->command, out, len);
-		tb_masker_free(&m);
-	} else {
-		tb_str_cstr(&rec->command, o->command);
-	}
+	masked(o->command, secrets, &rec->command);
 }
 
 /* Reads TDIR's status.json as saved into RAW (left empty when there is
@@ -235,6 +249,8 @@ int tb_verb_start(const struct tb_opts *o)
 	setup.stdin_mode = stdin_options(o, &setup.rows, &setup.cols);
 	if (o->key)
 		tb_check_key(o->key);
+	if (o->request)
+		tb_check_request(o->key, o->request);
 	tb_secrets_load(&secrets);
 	record_init(&rec, o, timeout, &secrets);
 	tb_secrets_free(&secrets);
@@ -242,6 +258,7 @@ int tb_verb_start(const struct tb_opts *o)
 	lock = tb_root_lock(o->root, 1);
 	if (o->key && tb_key_existing(o->root, o->key)) {
 		tb_str_free(&rec.command);
+		tb_str_free(&shown_cwd);
 		return 0;
 	}
 	snprintf(tdir, sizeof(tdir), "%s/%s", o->root, o->id);
@@ -282,6 +299,7 @@ int tb_verb_start(const struct tb_opts *o)
 	}
 	close(ready[1]);
 	tb_str_free(&rec.command);
+	tb_str_free(&shown_cwd);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	while (read(ready[0], &byte, 1) < 0 && errno == EINTR)
@@ -290,7 +308,8 @@ int tb_verb_start(const struct tb_opts *o)
 	read_raw(tdir, &raw);
 	/* Once a record exists, under the lock: two starts with one key
 	 * start one task. */
-	if (o->key && raw.len && tb_key_link(o->root, o->key, o->id) < 0)
+	if (o->key && raw.len &&
+	    tb_key_link(o->root, o->key, o->id, o->request) < 0)
 		tb_refuse(TB_INTERNAL, "internal error: the link of key %s: %s",
 		          o->key, strerror(errno));
 	close(lock);

@@ -26,6 +26,9 @@
 #define TB_MSG_MAX 1024
 /* Input (docs/supervisor.md, Input and terminals). */
 #define TB_MAX_KEY 128
+/* start's --request, kept in the key's link after the task id and a '.'. */
+#define TB_MAX_REQUEST 128
+#define TB_REQUEST_CHARS "abcdefghijklmnopqrstuvwxyz0123456789-"
 /* The largest --stdout-offset or --stderr-offset of the wait verb. */
 #define TB_MAX_OFFSET 999999999999LL
 #define TB_MAX_DATA 65536 /* bytes of one write, and the relay's buffer */
@@ -327,10 +330,13 @@ int tb_remove_tree(const char *path);
 
 /* ---- keys.c ---- */
 /* Start's step 1a: when KEY's link names a task with a record, prints it
- * with "existing": true added and returns 1; else 0 (the key is free). */
+ * with "existing": true added, and "request" when the link keeps one, and
+ * returns 1; else 0 (the key is free). */
 int tb_key_existing(const char *root, const char *key);
-/* Points KEY's link at ID (tmp symlink renamed over it). 0, or -1. */
-int tb_key_link(const char *root, const char *key, const char *id);
+/* Points KEY's link at ID, then '.' and REQUEST when not NULL (tmp
+ * symlink renamed over it). 0, or -1. */
+int tb_key_link(const char *root, const char *key, const char *id,
+                const char *request);
 /* Removes the link of the record O's idempotency_key when it names ID. */
 void tb_key_release(const char *root, const struct tb_jobject *o,
                     const char *id);
@@ -338,13 +344,15 @@ void tb_key_release(const char *root, const struct tb_jobject *o,
 /* ---- verbs ---- */
 struct tb_opts {
 	const char *verb, *root, *id, *timeout, *command, *cwd, *wait;
-	const char *stdin_mode, *rows, *cols, *key, *data, *eof;
+	const char *stdin_mode, *rows, *cols, *key, *request, *data, *eof;
 	const char *stdout_offset, *stderr_offset;
 	const char *page_limit, *stdout_page_offset, *stderr_page_offset;
 };
 void tb_args_parse(int argc, char **argv, struct tb_opts *o);
 void tb_check_path(const char *name, const char *value);
 void tb_check_key(const char *key);
+/* start's --request: the host's digest of the request, kept with KEY. */
+void tb_check_request(const char *key, const char *request);
 long long tb_int_option(const char *name, const char *value, long long low,
                         long long high);
 /* TDIR: the task directory of O's --root and --id; refuses not_found when
