@@ -285,8 +285,9 @@ static enum MHD_Result reply_json_out(struct http_exchange *ex, char *text,
                                       size_t len)
 {
 	bool with_id = ex->new_session && ex->session;
-	unsigned status =
-	    ex->modern && text ? http_modern_status(text, len) : MHD_HTTP_OK;
+	unsigned status = !text        ? MHD_HTTP_OK
+	                  : ex->modern ? http_modern_status(text, len)
+	                               : http_legacy_status(text, len);
 
 	return http_reply_owned(ex, status, "application/json", text, len,
 	                        with_id ? "Mcp-Session-Id" : NULL,
