@@ -85,7 +85,7 @@ async function until(count, n, ms) {
   return c;
 }
 
-test("700 parked waits under RLIMIT_NOFILE 4096: each costs its connection and one descriptor, none fails, other calls answer", { timeout: 240000 }, async () => {
+test("700 parked waits under RLIMIT_NOFILE 4096: each costs its connection and one descriptor, none fails, other calls answer", { timeout: 360000 }, async () => {
   const WAITS = 700;
   const server = await limited(4096);
   let sb;
@@ -126,7 +126,7 @@ test("700 parked waits under RLIMIT_NOFILE 4096: each costs its connection and o
   }
 });
 
-test("24 running tasks under RLIMIT_NOFILE 64: 72 waits get an answer or a clean 503, never an I/O error; another client's list_tasks works", { timeout: 240000 }, async () => {
+test("24 running tasks under RLIMIT_NOFILE 64: 72 waits get an answer or a clean 503, never an I/O error; another client's list_tasks works", { timeout: 360000 }, async () => {
   const server = await limited(64);
   let sb;
   try {
