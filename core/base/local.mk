@@ -4,6 +4,7 @@
 libtaskbox_core_la_SOURCES += \
 	core/base/base64.c \
 	core/base/error_json.c \
+	core/base/fd_budget.c \
 	core/base/http_url.c \
 	core/base/listen_addr.c \
 	core/base/log.c \
@@ -13,6 +14,7 @@ libtaskbox_core_la_SOURCES += \
 noinst_HEADERS += \
 	core/base/base64.h \
 	core/base/error_json.h \
+	core/base/fd_budget.h \
 	core/base/http_url.h \
 	core/base/listen_addr.h \
 	core/base/log.h \

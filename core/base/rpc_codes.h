@@ -12,6 +12,9 @@ enum tb_rpc_code {
 	TB_RPC_HEADER_MISMATCH = -32020,
 	TB_RPC_MISSING_CAPABILITY = -32021,
 	TB_RPC_UNSUPPORTED_VERSION = -32022,
+	/* Refused for want of room (the descriptor budget): retry later.
+	 * HTTP answers it with 503. */
+	TB_RPC_SERVER_BUSY = -32011,
 };
 
 #endif /* TB_RPC_CODES_H */

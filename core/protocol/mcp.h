@@ -43,10 +43,13 @@ struct tb_mcp_sink {
 struct tb_mcp_opts {
 	tb_mcp_write_fn write;
 	void *ctx;
-	struct tb_workers *pool;    /* runs tools/call; NULL runs it inline */
-	struct tb_parker *parker;   /* parks waiting calls (protocol/parker.h);
-	                               NULL: they wait on their worker */
-	bool test_tools;            /* TB_TOOL_TEST_ONLY tools are visible */
+	struct tb_workers *pool;  /* runs tools/call; NULL runs it inline */
+	struct tb_parker *parker; /* parks waiting calls (protocol/parker.h);
+	                             NULL: they wait on their worker */
+	bool test_tools;          /* TB_TOOL_TEST_ONLY tools are visible */
+	bool busy_status; /* a call refused for want of room (TB_TOOL_BUSY) is
+	                     a JSON-RPC error the transport turns into a
+	                     status; else a tool error */
 	struct tb_session *session; /* the transport's session for this
 	                               connection (borrowed), or NULL */
 	/* Who makes every request of this object (copied by tb_mcp_new);

@@ -77,7 +77,9 @@ struct tb_call {
 	tb_tool_step_fn step;
 	void *step_state;
 	uint32_t park_ms;
-	int park_fd;          /* wakes the step when readable, or -1 (owned) */
+	int park_fd;          /* wakes the step when readable, or -1 (owned
+	                         unless park_borrowed) */
+	bool park_borrowed;   /* park_fd stays the step's */
 	struct tb_park park;  /* its entry in the parker */
 	bool have_progress;   /* last_progress is set */
 	double last_progress; /* progress must increase */

@@ -126,7 +126,7 @@ static void attach(struct tb_parker *p, struct tb_park *e, uint64_t due_ns,
 		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = e};
 		if (epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, fd, &ev) == 0)
 			e->fd = fd;
-		else
+		else if (!e->borrowed)
 			close(fd); /* not watched: the timer alone wakes e */
 	}
 	put(p, p->n, e);
@@ -145,8 +145,9 @@ static uint64_t hand_due(struct tb_parker *p)
 	while (p->n > 0 && (p->stopping || p->heap[0]->due_ns <= now)) {
 		struct tb_park *e = p->heap[0];
 		int fd = detach(p, e);
+		bool borrowed = e->borrowed;
 		if (tb_workers_submit_spare(p->pool, e->fn, e->arg) == 0) {
-			if (fd >= 0)
+			if (fd >= 0 && !borrowed)
 				close(fd);
 			continue;
 		}
@@ -267,7 +268,7 @@ int tb_parker_add_fd(struct tb_parker *p, struct tb_park *e, uint32_t ms,
 		rc = 0;
 	}
 	pthread_mutex_unlock(&p->lock);
-	if (fd >= 0)
+	if (fd >= 0 && !e->borrowed)
 		close(fd);
 	return rc;
 }

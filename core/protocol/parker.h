@@ -22,6 +22,8 @@ struct tb_park {
 	size_t slot;     /* in the heap, while parked (the parker's) */
 	int fd;          /* watched while parked, or -1 (the parker's) */
 	bool parked;     /* the parker's, under its lock */
+	bool borrowed;   /* set before adding: the fd stays the caller's (the
+	                    parker watches it, never closes it) */
 };
 
 /* Starts the timer thread for pool. Returns NULL (and logs why) on
@@ -34,7 +36,9 @@ struct tb_parker *tb_parker_new(struct tb_workers *pool);
 int tb_parker_add(struct tb_parker *p, struct tb_park *e, uint32_t ms);
 
 /* tb_parker_add, and e is also due as soon as fd polls readable. Takes fd
- * (closed once e leaves the parker, or at once on failure); -1 is none. */
+ * (closed once e leaves the parker, or at once on failure) unless
+ * e->borrowed, when the caller keeps it open while e is parked; -1 is
+ * none. */
 int tb_parker_add_fd(struct tb_parker *p, struct tb_park *e, uint32_t ms,
                      int fd);
 

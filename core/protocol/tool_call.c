@@ -68,7 +68,7 @@ void tb_call_free(struct tb_call *c)
 	json_decref(c->id);
 	json_decref(c->args);
 	json_decref(c->progress_token);
-	if (c->park_fd >= 0)
+	if (c->park_fd >= 0 && !c->park_borrowed)
 		close(c->park_fd);
 	pthread_cond_destroy(&c->wake);
 	pthread_mutex_destroy(&c->lock);
@@ -234,6 +234,7 @@ static bool park(struct tb_call *c)
 	count_parked(c->mcp, 1);
 	int fd = c->park_fd;
 	c->park_fd = -1;
+	c->park.borrowed = c->park_borrowed;
 	/* Once added, c may be resumed on a worker, answered and freed at
 	 * once; resume takes c->lock first, so c lives until this unlock. */
 	pthread_mutex_lock(&c->lock);
@@ -287,6 +288,18 @@ static void reserve_answer(struct tb_call *c, int *rc, json_t **out)
 	*rc = 1;
 }
 
+/* The JSON-RPC error of a call refused for want of room, with the
+ * message of out ({"error": message}, taken). */
+static json_t *busy_error(const struct tb_call *c, json_t *out)
+{
+	const char *m = json_string_value(json_object_get(out, "error"));
+	json_t *e = tb_rpc_error(c->id, TB_RPC_SERVER_BUSY,
+	                         m ? m : "server busy; retry later");
+
+	json_decref(out);
+	return e;
+}
+
 /* Ends c with its handler's or step's rc and out, or parks it: with the
  * parker no thread waits for the step; without one this thread sleeps
  * until it is due and runs it. */
@@ -299,7 +312,9 @@ static void settle(struct tb_call *c, int rc, json_t *out)
 		if (park(c))
 			return;
 		if (c->park_fd >= 0) {
-			close(c->park_fd); /* a sleep here watches nothing */
+			/* a sleep here watches nothing */
+			if (!c->park_borrowed)
+				close(c->park_fd);
 			c->park_fd = -1;
 		}
 		if (!tb_call_is_cancelled(c))
@@ -307,6 +322,13 @@ static void settle(struct tb_call *c, int rc, json_t *out)
 		out = NULL;
 		rc = run_step(c, &out);
 	}
+	if (rc == TB_TOOL_BUSY && !c->job_end && c->mcp->opts.busy_status) {
+		tb_tool_stats_call(c->tool, true);
+		finish(c, busy_error(c, out), NULL);
+		return;
+	}
+	if (rc == TB_TOOL_BUSY)
+		rc = 1;
 	if (c->job_end) {
 		finish(c, c->job_end(c, rc, out), NULL);
 		return;
@@ -460,14 +482,15 @@ static bool op_sleep(tb_call *base, uint32_t timeout_ms)
 	return tb_call_is_cancelled(call);
 }
 
-static void op_park(tb_call *base, uint32_t ms, int fd, tb_tool_step_fn step,
-                    void *state)
+static void op_park(tb_call *base, uint32_t ms, int fd, bool borrowed,
+                    tb_tool_step_fn step, void *state)
 {
 	struct tb_call *call = (struct tb_call *)base;
 
-	if (call->park_fd >= 0)
+	if (call->park_fd >= 0 && !call->park_borrowed)
 		close(call->park_fd);
 	call->park_fd = fd;
+	call->park_borrowed = borrowed;
 	call->park_ms = ms;
 	call->step = step;
 	call->step_state = state;

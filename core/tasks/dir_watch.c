@@ -1,6 +1,7 @@
 /* tb_dir_watch (dir_watch.h): one inotify instance, its watches by watch
  * descriptor (the kernel gives one directory one, however often it is
- * added), each with its subscribers, and the thread that wakes them. */
+ * added), each with its subscribers and its supervisor's pidfd, and the
+ * thread that waits for both in one epoll set and wakes them. */
 #include "config.h"
 
 #include <errno.h>
@@ -9,11 +10,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
 #include "tasks/dir_watch.h"
+#include "tasks/pid_watch.h"
 
 #define BUCKETS 64u
 
@@ -21,8 +24,16 @@
  * (never taken away while the watch lasts). */
 #define BASE_MASK (IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 
+/* What the thread's epoll events carry: the instance, the stop, or a
+ * directory's pidfd (PID_EVENT | its wd: a stale one only wakes). */
+#define INO_EVENT 0u
+#define STOP_EVENT 1u
+#define PID_EVENT ((uint64_t)1 << 32)
+
 struct dir {
-	int wd; /* -1 once the kernel ended the watch (IN_IGNORED) */
+	int wd;      /* -1 once the kernel ended the watch (IN_IGNORED) */
+	int pid_fd;  /* its supervisor's pidfd, in the epoll set, or -1 */
+	bool exited; /* the supervisor was seen to exit */
 	struct tb_dir_watch *subs;
 	struct dir *next; /* in its bucket */
 };
@@ -31,14 +42,16 @@ struct tb_dir_watch {
 	struct dir *dir;
 	int fd; /* an eventfd */
 	bool output;
-	int held;                  /* atomic: output notices held back */
-	int written;               /* atomic: a write came while held */
+	bool pid_watched; /* its directory's supervisor is watched too */
+	int held;         /* atomic: output notices held back */
+	int written;      /* atomic: a write came while held */
 	struct tb_dir_watch *next; /* among its directory's subscribers */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int ino = -1;     /* the instance, while the thread runs */
 static int stop_fd = -1; /* an eventfd that ends the thread */
+static int ep = -1;      /* the thread's epoll set */
 static pthread_t thread;
 static struct dir *buckets[BUCKETS];
 static unsigned n_subs;
@@ -74,6 +87,39 @@ static void fire(struct tb_dir_watch *w)
 	if (write(w->fd, &one, sizeof one) < 0) {
 		/* the counter is full: it polls readable anyway */
 	}
+}
+
+static void fire_all(struct dir *d)
+{
+	for (struct tb_dir_watch *w = d->subs; w; w = w->next)
+		fire(w);
+}
+
+/* Stops watching d's supervisor; lock held. */
+static void drop_pid(struct dir *d)
+{
+	if (d->pid_fd < 0)
+		return;
+	epoll_ctl(ep, EPOLL_CTL_DEL, d->pid_fd, NULL);
+	close(d->pid_fd);
+	d->pid_fd = -1;
+}
+
+/* A pidfd event for the directory of wd: when its supervisor has exited,
+ * wakes every subscriber and stops watching it; lock held. */
+static void pid_event(int wd)
+{
+	struct dir *d = find(wd);
+	struct pollfd p;
+
+	if (!d || d->pid_fd < 0)
+		return; /* stale */
+	p = (struct pollfd){.fd = d->pid_fd, .events = POLLIN};
+	if (poll(&p, 1, 0) != 1)
+		return;
+	drop_pid(d);
+	d->exited = true;
+	fire_all(d);
 }
 
 static bool output_event(const struct inotify_event *ev)
@@ -119,6 +165,7 @@ static void dispatch(const struct inotify_event *ev)
 		else if (output && w->output)
 			fire(w);
 	if (ev->mask & IN_IGNORED) {
+		drop_pid(d);
 		unlink_dir(d);
 		d->wd = -1;
 	}
@@ -127,21 +174,31 @@ static void dispatch(const struct inotify_event *ev)
 /* The thread's descriptors, its own: the globals may be reset before it
  * has read them. */
 struct instance {
-	int ino, stop_fd;
+	int ino, stop_fd, ep;
 };
 
 static void *run(void *arg)
 {
 	_Alignas(struct inotify_event) char buf[4096];
 	struct instance *in = arg;
-	struct pollfd p[2] = {{.fd = in->ino, .events = POLLIN},
-	                      {.fd = in->stop_fd, .events = POLLIN}};
+	struct epoll_event evs[32];
 	ssize_t n;
 
 	for (;;) {
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		int k = epoll_wait(in->ep, evs, 32, -1);
+		bool stop = false;
+
+		if (k < 0 && errno != EINTR)
 			break;
-		if (p[1].revents)
+		pthread_mutex_lock(&lock);
+		for (int i = 0; i < k; i++) {
+			if (evs[i].data.u64 == STOP_EVENT)
+				stop = true;
+			else if (evs[i].data.u64 & PID_EVENT)
+				pid_event((int)(uint32_t)evs[i].data.u64);
+		}
+		pthread_mutex_unlock(&lock);
+		if (stop)
 			break;
 		while ((n = read(in->ino, buf, sizeof buf)) > 0) {
 			pthread_mutex_lock(&lock);
@@ -165,25 +222,58 @@ static bool start(void)
 
 	if (ino >= 0)
 		return true;
+	struct epoll_event ev_ino = {.events = EPOLLIN, .data.u64 = INO_EVENT};
+	struct epoll_event ev_stop = {.events = EPOLLIN,
+	                              .data.u64 = STOP_EVENT};
+
 	if (!(in = malloc(sizeof *in)))
 		return false;
 	in->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	in->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (in->ino >= 0 && in->stop_fd >= 0 &&
+	in->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (in->ino >= 0 && in->stop_fd >= 0 && in->ep >= 0 &&
+	    epoll_ctl(in->ep, EPOLL_CTL_ADD, in->ino, &ev_ino) == 0 &&
+	    epoll_ctl(in->ep, EPOLL_CTL_ADD, in->stop_fd, &ev_stop) == 0 &&
 	    pthread_create(&thread, NULL, run, in) == 0) {
 		ino = in->ino;
 		stop_fd = in->stop_fd;
+		ep = in->ep;
 		return true;
 	}
 	if (in->ino >= 0)
 		close(in->ino);
 	if (in->stop_fd >= 0)
 		close(in->stop_fd);
+	if (in->ep >= 0)
+		close(in->ep);
 	free(in);
 	return false;
 }
 
-struct tb_dir_watch *tb_dir_watch_add(const char *path, bool output)
+/* Watches the supervisor (pid, start) of d unless it is watched or gone;
+ * fires w at once when it was seen to exit. Lock held. */
+static void watch_pid(struct dir *d, struct tb_dir_watch *w, int64_t pid,
+                      uint64_t since)
+{
+	struct epoll_event ev = {.events = EPOLLIN,
+	                         .data.u64 = PID_EVENT | (uint32_t)d->wd};
+
+	if (d->exited) {
+		fire(w);
+		return;
+	}
+	if (d->pid_fd >= 0 || pid <= 0)
+		return;
+	d->pid_fd = tb_pid_watch_dup(pid, since);
+	if (d->pid_fd >= 0 &&
+	    epoll_ctl(ep, EPOLL_CTL_ADD, d->pid_fd, &ev) < 0) {
+		close(d->pid_fd);
+		d->pid_fd = -1;
+	}
+}
+
+struct tb_dir_watch *tb_dir_watch_add(const char *path, bool output,
+                                      int64_t pid, uint64_t since)
 {
 	struct tb_dir_watch *w = calloc(1, sizeof *w);
 	uint32_t mask = BASE_MASK | IN_MASK_ADD | (output ? IN_MODIFY : 0);
@@ -199,6 +289,7 @@ struct tb_dir_watch *tb_dir_watch_add(const char *path, bool output)
 		wd = inotify_add_watch(ino, path, mask);
 	if (wd >= 0 && !(d = find(wd)) && (d = calloc(1, sizeof *d))) {
 		d->wd = wd;
+		d->pid_fd = -1;
 		d->next = *bucket(wd);
 		*bucket(wd) = d;
 	}
@@ -207,6 +298,8 @@ struct tb_dir_watch *tb_dir_watch_add(const char *path, bool output)
 		w->next = d->subs;
 		d->subs = w;
 		n_subs++;
+		watch_pid(d, w, pid, since);
+		w->pid_watched = d->pid_fd >= 0 || d->exited;
 	} else if (wd >= 0) {
 		inotify_rm_watch(ino, wd); /* new, and no memory to keep it */
 	}
@@ -222,6 +315,11 @@ struct tb_dir_watch *tb_dir_watch_add(const char *path, bool output)
 int tb_dir_watch_fd(const struct tb_dir_watch *w)
 {
 	return w->fd;
+}
+
+bool tb_dir_watch_pid_watched(const struct tb_dir_watch *w)
+{
+	return w->pid_watched;
 }
 
 bool tb_dir_watch_fired(struct tb_dir_watch *w)
@@ -256,6 +354,7 @@ void tb_dir_watch_remove(struct tb_dir_watch *w)
 	*at = w->next;
 	n_subs--;
 	if (!d->subs) {
+		drop_pid(d);
 		if (d->wd >= 0) {
 			unlink_dir(d);
 			inotify_rm_watch(ino, d->wd);
@@ -270,7 +369,7 @@ void tb_dir_watch_remove(struct tb_dir_watch *w)
 void tb_dir_watch_stop(void)
 {
 	uint64_t one = 1;
-	int was_ino, was_stop_fd;
+	int was_ino, was_stop_fd, was_ep;
 	pthread_t was_thread;
 
 	pthread_mutex_lock(&lock);
@@ -281,10 +380,12 @@ void tb_dir_watch_stop(void)
 	}
 	was_ino = ino;
 	was_stop_fd = stop_fd;
+	was_ep = ep;
 	was_thread = thread;
-	ino = stop_fd = -1;
+	ino = stop_fd = ep = -1;
 	pthread_mutex_unlock(&lock);
 	pthread_join(was_thread, NULL);
 	close(was_ino);
 	close(was_stop_fd);
+	close(was_ep);
 }

@@ -7,18 +7,27 @@
 #define TB_DIR_WATCH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct tb_dir_watch;
 
 /* Subscribes to the directory PATH: the subscription's descriptor polls
  * readable once the status record (status.json) is renamed into it, the
  * directory is deleted or moved, events were lost, or, with OUTPUT, its
- * stdout or stderr is written. NULL when the directory cannot be watched
- * (gone, no descriptor, no thread). */
-struct tb_dir_watch *tb_dir_watch_add(const char *path, bool output);
+ * stdout or stderr is written; and once the supervisor (pid, since: its
+ * start time) exits, when pid_watch.h watches it. One pidfd per directory
+ * serves all its subscribers: a subscription costs its one descriptor.
+ * NULL when the directory cannot be watched (gone, no descriptor, no
+ * thread). */
+struct tb_dir_watch *tb_dir_watch_add(const char *path, bool output,
+                                      int64_t pid, uint64_t since);
 
 /* The subscription's descriptor (its own: do not close it). */
 int tb_dir_watch_fd(const struct tb_dir_watch *w);
+
+/* Whether the subscription also fires on its supervisor's exit (false
+ * when that was not watched when it was added). */
+bool tb_dir_watch_pid_watched(const struct tb_dir_watch *w);
 
 /* Whether the subscription fired, or a held write came, since the last
  * call; resets both. */

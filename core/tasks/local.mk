@@ -18,7 +18,8 @@ libtaskbox_core_la_SOURCES += \
 	core/tasks/task_list.c \
 	core/tasks/task_ring.c \
 	core/tasks/task_view.c \
-	core/tasks/task_wait.c
+	core/tasks/task_wait.c \
+	core/tasks/write_gate.c
 noinst_HEADERS += \
 	core/tasks/box.h \
 	core/tasks/dir_watch.h \
@@ -35,4 +36,5 @@ noinst_HEADERS += \
 	core/tasks/task_list.h \
 	core/tasks/task_ring.h \
 	core/tasks/task_view.h \
-	core/tasks/task_wait.h
+	core/tasks/task_wait.h \
+	core/tasks/write_gate.h

@@ -6,10 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/error_json.h"
+#include "base/fd_budget.h"
 #include "tasks/dir_watch.h"
 #include "tasks/pid_watch.h"
 #include "tasks/remote_watch.h"
@@ -131,25 +132,52 @@ struct tb_wait {
 	bool done;                /* the view settles it, or it failed */
 	bool watched;             /* the supervisor's pidfd wakes this park */
 	bool watched_remote;      /* the remote watch's end wakes this park */
-	int pid_fd;               /* the supervisor's pidfd (a copy), or -1 */
-	struct tb_dir_watch *dir; /* the task's directory watched, or NULL */
-	int wake_ep; /* epoll of both, handed out per park, or -1 */
-	bool armed;  /* arm() ran */
-	bool held;   /* the last notice settled nothing: the directory watch
-	                holds notices of writes back until the next step,
-	                after a pause; the record put in place still wakes
-	                the park */
+	struct tb_dir_watch *dir; /* the task's directory and supervisor
+	                             watched (its descriptor wakes the park),
+	                             or NULL */
+	bool armed;               /* arm() ran */
+	bool keep_box; /* the box stays open between steps (tb_task_wait) */
+	bool slot;     /* holds a parked wait's descriptor (fd_budget.h) */
+	bool refused;  /* no such descriptor was left */
+	bool held;     /* the last notice settled nothing: the directory watch
+	                  holds notices of writes back until the next step,
+	                  after a pause; the record put in place still wakes
+	                  the park */
 	struct tb_remote_watch *remote; /* the verb watching in the sandbox */
 	bool remote_off; /* a remote watch failed: look instead */
 };
 
 /* Takes a full view into wait: from a remote watch's answer, its record
  * rec and pages page (tb_task_view_given), or, rec NULL, by reading. */
+/* Connects the box again when a park closed it. False (the wait then
+ * ends with the reason) when the sandbox can no longer be reached. */
+static bool box_ready(struct tb_wait *wait)
+{
+	char err[TB_ERR_MAX];
+
+	if (wait->box.conn || wait->rc != 0)
+		return wait->rc == 0;
+	if (tb_box_connect(&wait->box, err, sizeof err) == TASKBOX_OK)
+		return true;
+	json_decref(wait->view);
+	wait->view = tb_error_json(err);
+	wait->rc = 1;
+	wait->done = true;
+	return false;
+}
+
 static void take_view(struct tb_wait *wait, const struct tb_task_record *rec,
                       struct taskbox_read_item *page)
 {
 	uint64_t before = now_us();
 
+	if (!box_ready(wait)) {
+		if (rec && page) {
+			tb_buf_free(&page[0].data);
+			tb_buf_free(&page[1].data);
+		}
+		return;
+	}
 	json_decref(wait->view);
 	wait->view = NULL;
 	wait->viewed = before;
@@ -195,7 +223,6 @@ struct tb_wait *tb_wait_begin(struct tb_box *box, const char *task_id,
 	}
 	wait->box = *box;
 	memset(box, 0, sizeof *box);
-	wait->pid_fd = wait->wake_ep = -1;
 	snprintf(wait->task_id, sizeof wait->task_id, "%s", task_id);
 	wait->pr = *pr;
 	wait->wait_ms = wait_ms;
@@ -217,8 +244,10 @@ static struct tb_dir_watch *dir_open(const struct tb_wait *wait)
 
 	snprintf(path, sizeof path, "/proc/%lld/cwd/" TB_TASK_ROOT "/%s",
 	         (long long)wait->sup.pid, wait->task_id);
-	dir = tb_dir_watch_add(path, wait->until == TB_WAIT_CHANGE);
-	if (dir && tb_pid_watch_check(wait->sup.pid, wait->sup.start) != 1) {
+	dir = tb_dir_watch_add(path, wait->until == TB_WAIT_CHANGE,
+	                       wait->sup.pid, wait->sup.start);
+	if (dir && (!tb_dir_watch_pid_watched(dir) ||
+	            tb_pid_watch_check(wait->sup.pid, wait->sup.start) != 1)) {
 		tb_dir_watch_remove(dir);
 		dir = NULL;
 	}
@@ -229,51 +258,39 @@ static struct tb_dir_watch *dir_open(const struct tb_wait *wait)
 static void disarm(struct tb_wait *wait)
 {
 	tb_dir_watch_remove(wait->dir);
-	if (wait->pid_fd >= 0)
-		close(wait->pid_fd);
-	if (wait->wake_ep >= 0)
-		close(wait->wake_ep);
-	wait->pid_fd = wait->wake_ep = -1;
 	wait->dir = NULL;
 	if (wait->remote)
 		tb_remote_watch_stop(wait->remote);
 	wait->remote = NULL;
 }
 
-/* Whether a log of the wait's task has a byte past its offset. */
+/* Whether a log of the wait's task has a byte past its offset (true
+ * when the sandbox cannot be reached: the wait's answer then says so). */
 static bool new_output(struct tb_wait *wait)
 {
+	if (!box_ready(wait))
+		return true;
 	return has_byte(&wait->box, wait->task_id, "stdout",
 	                wait->pr.stdout_offset) ||
 	       has_byte(&wait->box, wait->task_id, "stderr",
 	                wait->pr.stderr_offset);
 }
 
-/* Once per wait: an epoll set that polls readable when the supervisor
- * exits or, sooner, when it renames a new status record into place (the
- * final record is in place a directory fsync and the process's exit before
- * the exit) or, for TB_WAIT_CHANGE, writes output. Leaves wake_ep at -1
- * where the directory cannot be watched. */
+/* Once per wait: a subscription whose one descriptor polls readable when
+ * the supervisor exits or, sooner, when it renames a new status record
+ * into place (the final record is in place a directory fsync and the
+ * process's exit before the exit) or, for TB_WAIT_CHANGE, writes output
+ * (dir_watch.h). Leaves dir NULL where the directory cannot be watched. */
 static void arm(struct tb_wait *wait)
 {
-	struct epoll_event ev = {.events = EPOLLIN};
-
 	wait->armed = true;
-	wait->pid_fd = tb_pid_watch_dup(wait->sup.pid, wait->sup.start);
-	if (wait->pid_fd < 0) {
+	if (tb_pid_watch_check(wait->sup.pid, wait->sup.start) != 1) {
 		wait->armed = false; /* not watched yet: try again */
 		return;
 	}
 	wait->dir = dir_open(wait);
-	if (wait->dir)
-		wait->wake_ep = epoll_create1(EPOLL_CLOEXEC);
-	if (wait->wake_ep < 0 ||
-	    epoll_ctl(wait->wake_ep, EPOLL_CTL_ADD, wait->pid_fd, &ev) < 0 ||
-	    epoll_ctl(wait->wake_ep, EPOLL_CTL_ADD, tb_dir_watch_fd(wait->dir),
-	              &ev) < 0) {
-		disarm(wait);
+	if (!wait->dir)
 		return;
-	}
 	/* Output written after the first view and before the watch was
 	 * added woke nothing: look once. */
 	if (wait->until == TB_WAIT_CHANGE && new_output(wait))
@@ -330,23 +347,42 @@ static int remote_wake_fd(struct tb_wait *wait)
 	return fd;
 }
 
-int tb_wait_wake_fd(struct tb_wait *wait)
+/* Takes the wait's share of the descriptor budget before it first parks
+ * on a descriptor; false (refused set) when none is left. */
+static bool take_slot(struct tb_wait *wait)
+{
+	if (wait->slot)
+		return true;
+	wait->slot = tb_fd_budget_wait_take();
+	wait->refused = !wait->slot;
+	return wait->slot;
+}
+
+int tb_wait_wake_fd(struct tb_wait *wait, bool *borrowed)
 {
 	int fd = -1;
 
+	*borrowed = false;
 	wait->watched = wait->watched_remote = false;
-	if (wait->done || wait->sup.pid <= 0)
+	if (wait->done || wait->sup.pid <= 0 || !take_slot(wait))
 		return -1;
 	if (!(wait->box.inst->plugin->features & TASKBOX_FEATURE_HOST_PIDS))
 		return remote_wake_fd(wait);
 	if (!wait->armed)
 		arm(wait);
-	if (wait->wake_ep >= 0)
-		fd = fcntl(wait->wake_ep, F_DUPFD_CLOEXEC, 0);
-	else
+	if (wait->dir) {
+		fd = tb_dir_watch_fd(wait->dir);
+		*borrowed = true;
+	} else {
 		fd = tb_pid_watch_dup(wait->sup.pid, wait->sup.start);
+	}
 	wait->watched = fd >= 0;
 	return fd;
+}
+
+bool tb_wait_refused(const struct tb_wait *wait)
+{
+	return wait->refused;
 }
 
 /* The pause before the next step of a wait whose supervisor's pidfd will
@@ -392,6 +428,14 @@ bool tb_wait_pending(struct tb_wait *wait, const struct tb_waiter *w,
 		uint32_t longer = watched_interval_ms(wait, *ms, spent);
 		*ms = longer < left ? longer : left;
 	}
+	/* Parked, a wait keeps nothing open but what wakes it: the box is
+	 * connected again when a step needs it (a provider sharing this
+	 * host's pids keeps idle connections; elsewhere only a watched wait,
+	 * whose steps are rare, lets its box go). */
+	if (!wait->keep_box &&
+	    (wait->watched || wait->watched_remote ||
+	     (wait->box.inst->plugin->features & TASKBOX_FEATURE_HOST_PIDS)))
+		tb_box_close(&wait->box);
 	return true;
 }
 
@@ -459,6 +503,8 @@ void tb_wait_step(struct tb_wait *wait)
 		view(wait);
 		return;
 	}
+	if (!box_ready(wait))
+		return;
 	if (!probe(&wait->box, wait->task_id, &wait->pr, wait->until,
 	           &wait->sup.pid, &wait->sup.start) &&
 	    before - wait->viewed < FULL_VIEW_EVERY_US) {
@@ -475,6 +521,8 @@ static int end_into(struct tb_wait *wait, json_t **result, struct tb_box *box)
 	int rc = wait->rc;
 
 	disarm(wait);
+	if (wait->slot)
+		tb_fd_budget_wait_put();
 	*result = wait->view;
 	if (box)
 		*box = wait->box;
@@ -503,6 +551,7 @@ int tb_task_wait(const struct tb_waiter *w, struct tb_box *box,
 		*result = NULL;
 		return -1;
 	}
+	wait->keep_box = true;
 	while (tb_wait_pending(wait, w, &ms) && !w->sleep(w->arg, ms))
 		tb_wait_step(wait);
 	return end_into(wait, result, box);

@@ -76,9 +76,17 @@ bool tb_wait_pending(struct tb_wait *wait, const struct tb_waiter *w,
  * task ended, wrote past the page's offsets (for TB_WAIT_CHANGE) or lost
  * its supervisor; the pause is then the time left, and the wait reads
  * nothing in between. -1 where none can be had (the supervisor not known
- * yet, no descriptor or watch left, a watch that failed before). Call it
- * right before tb_wait_pending. */
-int tb_wait_wake_fd(struct tb_wait *wait);
+ * yet, no descriptor or watch left, a watch that failed before). With
+ * *borrowed set the descriptor stays the wait's (its one subscription,
+ * the same on every park: do not close it); else it is the caller's.
+ * While parked the wait keeps nothing else open: tb_wait_pending closes
+ * its box, and the next step connects again. Call it right before
+ * tb_wait_pending. */
+int tb_wait_wake_fd(struct tb_wait *wait, bool *borrowed);
+
+/* True when tb_wait_wake_fd found no descriptor left in the budget for
+ * one more parked wait (fd_budget.h): end the wait and refuse the call. */
+bool tb_wait_refused(const struct tb_wait *wait);
 
 /* A cheap probe of the task and, when it shows a change or a full view
  * is due, a new view. */

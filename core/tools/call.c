@@ -28,13 +28,19 @@ bool tb_call_sleep(tb_call *call, uint32_t timeout_ms)
 
 void tb_call_park(tb_call *call, uint32_t ms, tb_tool_step_fn step, void *state)
 {
-	call->ops->park(call, ms, -1, step, state);
+	call->ops->park(call, ms, -1, false, step, state);
 }
 
 void tb_call_park_fd(tb_call *call, uint32_t ms, int fd, tb_tool_step_fn step,
                      void *state)
 {
-	call->ops->park(call, ms, fd, step, state);
+	call->ops->park(call, ms, fd, false, step, state);
+}
+
+void tb_call_park_on(tb_call *call, uint32_t ms, int fd, tb_tool_step_fn step,
+                     void *state)
+{
+	call->ops->park(call, ms, fd, true, step, state);
 }
 
 struct tb_session *tb_call_session(const tb_call *call)

@@ -7,6 +7,7 @@
 
 #include "base/base64.h"
 #include "tasks/task_id.h"
+#include "tasks/write_gate.h"
 #include "tools/task_input.h"
 #include "tools/task_schemas.h"
 #include "tools/tasks.h"
@@ -173,7 +174,7 @@ static int write_task(tb_call *call, json_t *args, json_t **result)
 	struct tb_box box;
 	size_t len = 0, written;
 	bool eof, eof_done;
-	int rc;
+	int rc, ticket = -1;
 
 	(void)call;
 	if (tb_args_known(args, known, err, sizeof(err)) < 0 ||
@@ -181,14 +182,18 @@ static int write_task(tb_call *call, json_t *args, json_t **result)
 	        0 ||
 	    tb_arg_bool(args, "eof", false, &eof, err, sizeof(err)) < 0 ||
 	    write_data(args, &data, &len, err, sizeof(err)) < 0 ||
+	    (ticket = tb_write_gate_enter(sandbox_id, task_id, err,
+	                                  sizeof(err))) < 0 ||
 	    tb_box_open(sandbox_id, "sandbox_id", &box, err, sizeof(err)) !=
 	        TASKBOX_OK) {
+		tb_write_gate_leave(ticket);
 		free(data);
 		*result = tb_error_json(err);
 		return 1;
 	}
 	rc = tb_sup_write(&box, task_id, data, len, eof, &written, &eof_done,
 	                  &reply);
+	tb_write_gate_leave(ticket);
 	free(data);
 	tb_box_close(&box);
 	if (rc < 0) {
@@ -260,9 +265,13 @@ static const struct tb_tool tools[] = {
             "^D). Returns written: how many bytes the task's pipe took. "
             "Fewer than sent means the task is not reading and its pipe "
             "is full (the call waits about 2 seconds for room first): "
-            "send the rest later. On a terminal the task's echo shows in "
-            "its stdout. Writing to a task that ended, that was started "
-            "without stdin, or after eof is an error.",
+            "send the rest later. One write per task at a time: a write "
+            "while another to the same task is in progress (or while the "
+            "server already runs as many as it allows) is an error that "
+            "says so, with nothing written: retry later. On a terminal "
+            "the task's echo shows in its stdout. Writing to a task that "
+            "ended, that was started without stdin, or after eof is an "
+            "error.",
         .input_schema = write_input,
         .output_schema = write_output,
         .annotations = "{\"title\":\"Write to a task's stdin\","

@@ -28,8 +28,8 @@ struct tb_call_ops {
 	void (*progress)(tb_call *call, double progress, double total,
 	                 const char *message);
 	bool (*sleep)(tb_call *call, uint32_t timeout_ms);
-	void (*park)(tb_call *call, uint32_t ms, int fd, tb_tool_step_fn step,
-	             void *state);
+	void (*park)(tb_call *call, uint32_t ms, int fd, bool borrowed,
+	             tb_tool_step_fn step, void *state);
 };
 
 struct tb_tool_call {
@@ -52,6 +52,13 @@ typedef int (*tb_tool_fn)(tb_call *call, json_t *args, json_t **result);
 
 /* What a handler (or a step) returns after tb_call_park. */
 #define TB_TOOL_PARKED 2
+
+/* What a handler (or a step) returns when it refuses the call for want of
+ * room (the descriptor budget), with *result a tool error object as for
+ * 1: a transport that answers such calls with a status of its own (HTTP:
+ * 503) gets a JSON-RPC error TB_RPC_SERVER_BUSY with its message; others a
+ * tool error. */
+#define TB_TOOL_BUSY 3
 
 enum tb_tool_flags {
 	TB_TOOL_TEST_ONLY = 1u << 0, /* listed only with the test switch */
@@ -106,6 +113,11 @@ void tb_call_park(tb_call *call, uint32_t ms, tb_tool_step_fn step,
 /* tb_call_park, and the step is also due as soon as fd polls readable.
  * Takes fd (-1: none). */
 void tb_call_park_fd(tb_call *call, uint32_t ms, int fd, tb_tool_step_fn step,
+                     void *state);
+
+/* tb_call_park_fd with a descriptor that stays the caller's: it must stay
+ * open until the step runs (parking costs no descriptor of its own). */
+void tb_call_park_on(tb_call *call, uint32_t ms, int fd, tb_tool_step_fn step,
                      void *state);
 
 /* The session the call belongs to, or NULL. */

@@ -356,8 +356,9 @@ static enum MHD_Result reply_json_out(struct http_exchange *ex, char *text,
                                       size_t len)
 {
 	bool with_id = ex->new_session && ex->session;
-	unsigned status =
-	    ex->modern && text ? http_modern_status(text, len) : MHD_HTTP_OK;
+	unsigned status = !text        ? MHD_HTTP_OK
+	                  : ex->modern ? http_modern_status(text, len)
+	                               : http_legacy_status(text, len);
 	struct MHD_Response *r =
 	    text ? mhd.create_response_from_buffer_with_free_callback_cls(
 	               len, text, free_json, ex)

@@ -19,6 +19,13 @@
 #define HTTP_SID_BYTES 16 /* 128 random bits, sent as 32 hex digits */
 #define HTTP_SID_LEN (2 * HTTP_SID_BYTES)
 
+/* The socket context of a connection opened past the descriptor budget:
+ * its request is answered 503 and the connection closed. */
+#define HTTP_OVER_BUDGET ((void *)1)
+
+/* Whether conn was opened past the descriptor budget. */
+bool http_over_budget(struct MHD_Connection *conn);
+
 struct http_exchange;
 struct http_sessions;
 struct http_stateless;
@@ -37,12 +44,16 @@ struct http_server {
 	struct http_sessions *sessions;
 	struct http_stateless_table *stateless;
 	struct http_watch *watch;
-	unsigned max_inflight; /* POSTs being served and not parked */
-	unsigned inflight;     /* atomic: POSTs being served */
-	int stopping;          /* atomic: new work is refused */
-	size_t answer_budget;  /* bytes of answers not yet sent */
-	size_t unsent;         /* atomic: answer bytes counted against it */
-	int trim;              /* atomic: a large answer was freed */
+	unsigned max_connections; /* served at once (the descriptor budget's);
+	                             the budget's `refusing` more are only
+	                             answered 503 */
+	unsigned connections;     /* atomic: open now */
+	unsigned max_inflight;    /* POSTs being served and not parked */
+	unsigned inflight;        /* atomic: POSTs being served */
+	int stopping;             /* atomic: new work is refused */
+	size_t answer_budget;     /* bytes of answers not yet sent */
+	size_t unsent;            /* atomic: answer bytes counted against it */
+	int trim;                 /* atomic: a large answer was freed */
 };
 
 /* --- the budget of unsent answers (http_answers.c) --- */
@@ -171,6 +182,10 @@ bool http_modern_check(struct http_exchange *ex, const struct tb_rpc_msg *m,
 /* The HTTP status of a modern JSON reply: 404 for -32601, 400 for
  * -32020..-32022, else 200. */
 unsigned http_modern_status(const char *reply, size_t len);
+
+/* The HTTP status of any JSON reply: 503 for a call refused for want of
+ * room (TB_RPC_SERVER_BUSY), else 200. */
+unsigned http_legacy_status(const char *reply, size_t len);
 
 /* --- the watcher of suspended sockets (http_watch.c) --- */
 

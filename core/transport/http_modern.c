@@ -178,6 +178,13 @@ unsigned http_modern_status(const char *reply, size_t len)
 	case TB_RPC_UNSUPPORTED_VERSION:
 		return MHD_HTTP_BAD_REQUEST;
 	default:
-		return MHD_HTTP_OK;
+		return http_legacy_status(reply, len);
 	}
+}
+
+unsigned http_legacy_status(const char *reply, size_t len)
+{
+	return error_code(reply, len) == TB_RPC_SERVER_BUSY
+	           ? MHD_HTTP_SERVICE_UNAVAILABLE
+	           : MHD_HTTP_OK;
 }

@@ -33,6 +33,25 @@ static enum MHD_Result reply_not_allowed(struct http_exchange *ex)
 	    "DELETE (end the session)");
 }
 
+bool http_over_budget(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+	    mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci && ci->socket_context == HTTP_OVER_BUDGET;
+}
+
+/* 503 for a connection past the descriptor budget, which then closes:
+ * its descriptor is given back at once. */
+static enum MHD_Result reply_over_budget(struct http_exchange *ex)
+{
+	return http_reply_error_with(
+	    ex, MHD_HTTP_SERVICE_UNAVAILABLE, MHD_HTTP_HEADER_CONNECTION,
+	    "close",
+	    "Service unavailable: the server holds as many connections as "
+	    "its open-file limit allows; retry later");
+}
+
 static enum MHD_Result reply_busy(struct http_exchange *ex)
 {
 	bool stopping = __atomic_load_n(&ex->srv->stopping, __ATOMIC_ACQUIRE);
@@ -136,6 +155,8 @@ static enum MHD_Result headers(struct http_exchange *ex, const char *url,
 
 	if (get && strcmp(url, "/healthz") == 0)
 		return http_reply_text(ex, MHD_HTTP_OK, "text/plain", "ok");
+	if (http_over_budget(ex->conn))
+		return reply_over_budget(ex);
 	if (!allowed(ex, &rc))
 		return rc;
 	if (get && http_is_resource_metadata(ex->srv, url))

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "base/fd_budget.h"
 #include "base/listen_addr.h"
 #include "base/log.h"
 #include "protocol/parker.h"
@@ -58,11 +59,23 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	*req_cls = NULL;
 }
 
+/* Counts connections; one opened past the descriptor budget's is marked
+ * (its socket context) to be answered 503 and closed. */
 static void on_connection(void *cls, struct MHD_Connection *conn,
                           void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
-	http_stats_connections(code == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
+	struct http_server *srv = cls;
+	bool started = code == MHD_CONNECTION_NOTIFY_STARTED;
+
+	http_stats_connections(started ? 1 : -1);
+	if (!started) {
+		__atomic_sub_fetch(&srv->connections, 1, __ATOMIC_ACQ_REL);
+		return;
+	}
+	if (__atomic_add_fetch(&srv->connections, 1, __ATOMIC_ACQ_REL) >
+	    srv->max_connections)
+		*socket_context = HTTP_OVER_BUDGET;
 }
 
 /* The watcher's tick: ends idle sessions, and gives back the memory of
@@ -77,25 +90,21 @@ static void tick(void *ctx)
 	http_answers_trim(srv);
 }
 
-/* Raises the soft limit on descriptors to the hard one: every connection
- * holds one. */
-static void raise_nofile(unsigned max_connections)
+/* Raises the soft limit on descriptors to the hard one, then derives
+ * from it the workers, connections and parked waits it allows
+ * (base/fd_budget.h): every connection holds one, and a wait parked on it
+ * one more. */
+static void raise_nofile(unsigned workers, unsigned max_connections)
 {
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return;
-	if (rl.rlim_cur < rl.rlim_max) {
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 			tb_log(TB_LOG_WARN, "setrlimit(RLIMIT_NOFILE): %s",
 			       strerror(errno));
 	}
-	if (rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur < (rlim_t)max_connections + 64)
-		tb_log(TB_LOG_WARN,
-		       "only %llu descriptors for up to %u connections",
-		       (unsigned long long)rl.rlim_cur, max_connections);
+	tb_fd_budget_init(workers, max_connections);
 }
 
 /* Reads a PEM file into a new string; NULL (logged) on failure. */
@@ -154,8 +163,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv,
 	    {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL},
 	    {MHD_OPTION_SOCK_ADDR, 0, sa},
 	    {MHD_OPTION_CONNECTION_LIMIT,
-	     o->max_connections ? o->max_connections : DEFAULT_MAX_CONNECTIONS,
-	     NULL},
+	     srv->max_connections + tb_fd_budget_get()->refusing, NULL},
 	    {MHD_OPTION_CONNECTION_TIMEOUT,
 	     o->idle_timeout_s ? o->idle_timeout_s : DEFAULT_IDLE_TIMEOUT_S,
 	     NULL},
@@ -252,13 +260,6 @@ int tb_serve_http(const struct tb_http_opts *opts)
 	};
 	srv.answer_budget =
 	    opts->answer_budget ? opts->answer_budget : DEFAULT_ANSWER_BUDGET;
-	/* Every request in flight holds a connection: by default the cap is
-	 * the connections' (so a burst of new calls queues rather than
-	 * being refused), and the pool's queue holds that many. */
-	srv.max_inflight = opts->max_inflight ? opts->max_inflight
-	                                      : (opts->max_connections
-	                                             ? opts->max_connections
-	                                             : DEFAULT_MAX_CONNECTIONS);
 	if (tb_listen_addr_parse(opts->listen, &addr, why, sizeof why) < 0) {
 		tb_log(TB_LOG_ERROR, "--http %s: %s", opts->listen, why);
 		return 1;
@@ -274,8 +275,15 @@ int tb_serve_http(const struct tb_http_opts *opts)
 		if (!tls.key)
 			goto out_tls;
 	}
-	raise_nofile(opts->max_connections ? opts->max_connections
-	                                   : DEFAULT_MAX_CONNECTIONS);
+	raise_nofile(n, opts->max_connections ? opts->max_connections
+	                                      : DEFAULT_MAX_CONNECTIONS);
+	n = tb_fd_budget_get()->workers;
+	srv.max_connections = tb_fd_budget_get()->connections;
+	/* Every request in flight holds a connection: by default the cap is
+	 * the connections' (so a burst of new calls queues rather than
+	 * being refused), and the pool's queue holds that many. */
+	srv.max_inflight =
+	    opts->max_inflight ? opts->max_inflight : srv.max_connections;
 	/* As on stdio: /proc/<pid> stays closed to the commands of the
 	 * sandboxes that run as this user. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)

@@ -144,6 +144,7 @@ struct http_session *http_session_create(struct http_sessions *t,
 	    .write = no_write,
 	    .pool = t->pool,
 	    .parker = t->parker,
+	    .busy_status = true,
 	    .test_tools = t->test_tools,
 	    .session = s->core,
 	};

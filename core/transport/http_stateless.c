@@ -62,6 +62,7 @@ struct http_stateless *http_stateless_open(struct http_stateless_table *t,
 	    .write = no_write,
 	    .pool = t->pool,
 	    .parker = t->parker,
+	    .busy_status = true,
 	    .test_tools = t->test_tools,
 	};
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "protocol/jsonrpc.h"
+#include "base/fd_budget.h"
 #include "base/log.h"
 #include "protocol/mcp.h"
 #include "protocol/parker.h"
@@ -162,6 +163,9 @@ int tb_serve(const struct tb_serve_opts *opts)
 		tb_log(TB_LOG_ERROR, "signal pipe: %s", strerror(errno));
 		return 1;
 	}
+	/* The workers and parked waits the open-file limit allows. */
+	tb_fd_budget_init(n, 0);
+	n = tb_fd_budget_get()->workers;
 	/* n threads for calls, one more for the reading */
 	pool = tb_workers_new(n + 1, n * QUEUE_PER_WORKER);
 	if (!pool)

@@ -42,3 +42,10 @@ EXTRA_DIST += tests/http/large-answers.test.mjs
 if INTEGRATION_TESTS
 TESTS += tests/http/large-answers.test.mjs
 endif
+
+# Descriptors of parked waits within the open-file limit, and a write_task
+# flood beside other clients.
+EXTRA_DIST += tests/http/fd-budget.test.mjs tests/http/write-flood.test.mjs
+if INTEGRATION_TESTS
+TESTS += tests/http/fd-budget.test.mjs tests/http/write-flood.test.mjs
+endif

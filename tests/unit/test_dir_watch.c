@@ -77,7 +77,7 @@ static void put(const char *name)
 
 Test(dir_watch, the_status_record_put_in_place_fires)
 {
-	struct tb_dir_watch *w = tb_dir_watch_add(dir, false);
+	struct tb_dir_watch *w = tb_dir_watch_add(dir, false, 0, 0);
 
 	cr_assert_not_null(w);
 	cr_assert_not(fires_within(w, 50), "nothing happened yet");
@@ -88,8 +88,8 @@ Test(dir_watch, the_status_record_put_in_place_fires)
 
 Test(dir_watch, output_fires_only_who_asked_for_it)
 {
-	struct tb_dir_watch *ends = tb_dir_watch_add(dir, false);
-	struct tb_dir_watch *grows = tb_dir_watch_add(dir, true);
+	struct tb_dir_watch *ends = tb_dir_watch_add(dir, false, 0, 0);
+	struct tb_dir_watch *grows = tb_dir_watch_add(dir, true, 0, 0);
 
 	cr_assert_not_null(ends);
 	cr_assert_not_null(grows);
@@ -113,7 +113,7 @@ Test(dir_watch, output_fires_only_who_asked_for_it)
 
 Test(dir_watch, held_output_is_noted_not_fired)
 {
-	struct tb_dir_watch *w = tb_dir_watch_add(dir, true);
+	struct tb_dir_watch *w = tb_dir_watch_add(dir, true, 0, 0);
 	struct pollfd p = {.events = POLLIN};
 	bool noted = false;
 
@@ -144,7 +144,7 @@ Test(dir_watch, subscribers_share_a_watch_and_outlive_each_other)
 	struct tb_dir_watch *w[3];
 
 	for (int i = 0; i < 3; i++)
-		cr_assert_not_null(w[i] = tb_dir_watch_add(dir, i == 2));
+		cr_assert_not_null(w[i] = tb_dir_watch_add(dir, i == 2, 0, 0));
 	tb_dir_watch_remove(w[0]);
 	put("status.json");
 	cr_assert(fires_within(w[1], 2000));
@@ -154,7 +154,7 @@ Test(dir_watch, subscribers_share_a_watch_and_outlive_each_other)
 	cr_assert(fires_within(w[2], 2000), "the last one still watches");
 	tb_dir_watch_remove(w[2]);
 	/* A new subscription after the watch ended gets a new one. */
-	w[0] = tb_dir_watch_add(dir, false);
+	w[0] = tb_dir_watch_add(dir, false, 0, 0);
 	cr_assert_not_null(w[0]);
 	put("status.json");
 	cr_assert(fires_within(w[0], 2000));
@@ -163,7 +163,7 @@ Test(dir_watch, subscribers_share_a_watch_and_outlive_each_other)
 
 Test(dir_watch, the_directory_gone_fires)
 {
-	struct tb_dir_watch *w = tb_dir_watch_add(dir, false);
+	struct tb_dir_watch *w = tb_dir_watch_add(dir, false, 0, 0);
 	char cmd[128];
 
 	cr_assert_not_null(w);
@@ -179,15 +179,16 @@ Test(dir_watch, what_cannot_be_watched_is_null)
 	char path[128];
 
 	snprintf(path, sizeof path, "%s/none", dir);
-	cr_assert_null(tb_dir_watch_add(path, false), "no such directory");
+	cr_assert_null(tb_dir_watch_add(path, false, 0, 0),
+	               "no such directory");
 	append("file", "x");
 	snprintf(path, sizeof path, "%s/file", dir);
-	cr_assert_null(tb_dir_watch_add(path, true), "not a directory");
+	cr_assert_null(tb_dir_watch_add(path, true, 0, 0), "not a directory");
 }
 
 Test(dir_watch, fire_is_a_change_found_by_hand)
 {
-	struct tb_dir_watch *w = tb_dir_watch_add(dir, true);
+	struct tb_dir_watch *w = tb_dir_watch_add(dir, true, 0, 0);
 
 	cr_assert_not_null(w);
 	tb_dir_watch_fire(w);
@@ -201,7 +202,7 @@ Test(dir_watch, stop_leaves_no_descriptor)
 	struct tb_dir_watch *w[64];
 
 	for (int i = 0; i < 64; i++)
-		cr_assert_not_null(w[i] = tb_dir_watch_add(dir, i % 2));
+		cr_assert_not_null(w[i] = tb_dir_watch_add(dir, i % 2, 0, 0));
 	put("status.json");
 	for (int i = 0; i < 64; i++) {
 		cr_assert(fires_within(w[i], 2000));
