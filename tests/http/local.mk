@@ -18,3 +18,10 @@ if INTEGRATION_TESTS
 TESTS += tests/http/transport.test.mjs tests/http/parked-waits.test.mjs \
 	tests/http/modern.test.mjs tests/http/quiet-waits.test.mjs
 endif
+
+# The audit trail, from its file (a scripted SDK session, refusals,
+# SIGHUP, a trail that cannot be written).
+EXTRA_DIST += tests/http/audit.test.mjs
+if INTEGRATION_TESTS
+TESTS += tests/http/audit.test.mjs
+endif
