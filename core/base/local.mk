@@ -2,6 +2,7 @@
 # error bodies, JSON-RPC codes, listen addresses, metrics, principals.
 # (included from core/local.mk)
 libtaskbox_core_la_SOURCES += \
+	core/base/audit.c \
 	core/base/base64.c \
 	core/base/error_json.c \
 	core/base/fd_budget.c \
@@ -12,6 +13,7 @@ libtaskbox_core_la_SOURCES += \
 	core/base/principal.c \
 	core/base/utf8_page.c
 noinst_HEADERS += \
+	core/base/audit.h \
 	core/base/base64.h \
 	core/base/error_json.h \
 	core/base/fd_budget.h \

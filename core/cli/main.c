@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/audit.h"
 #include "base/listen_addr.h"
 #include "cli/cli.h"
 #include "host/config_file.h"
@@ -175,6 +176,13 @@ static int serve(const struct tb_cli_opts *opts)
 		rc = TB_EXIT_CONFIG;
 		goto out_config;
 	}
+	if (cfg->audit_path && tb_audit_open(cfg->audit_path, cfg->audit_reads,
+	                                     err, sizeof err) < 0) {
+		fprintf(stderr, "taskbox: invalid config:\n$.audit.path: %s\n",
+		        err);
+		rc = TB_EXIT_CONFIG;
+		goto out_config;
+	}
 	if (tb_loader_init(opts->plugin_dir, err, sizeof err) < 0) {
 		tb_log(TB_LOG_ERROR, "%s", err);
 		goto out_config;
@@ -202,6 +210,7 @@ static int serve(const struct tb_cli_opts *opts)
 out_loader:
 	tb_loader_exit();
 out_config:
+	tb_audit_close();
 	tb_cli_http_tokens_free(&tokens);
 	tb_config_free(cfg);
 	return rc;

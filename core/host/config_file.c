@@ -298,11 +298,38 @@ static void check_mask(struct tb_config_problems *p, json_t *mask)
 	}
 }
 
+/* Validates "audit": {"path": FILE or "-", "reads": bool}. */
+static void check_audit(struct tb_config_problems *p, json_t *audit)
+{
+	static const char *const allowed[] = {"path", "reads", NULL};
+	json_t *path, *reads;
+
+	if (!audit)
+		return;
+	if (!json_is_object(audit)) {
+		tb_config_problem(p, "$.audit", "must be an object, not %s",
+		                  tb_config_type_name(audit));
+		return;
+	}
+	tb_config_unknown_keys(p, "$.audit", audit, allowed, "path, reads");
+	path = json_object_get(audit, "path");
+	if (!json_is_string(path) || json_string_length(path) == 0 ||
+	    strlen(json_string_value(path)) != json_string_length(path))
+		tb_config_problem(p, "$.audit.path",
+		                  "required: a file to append records to, or "
+		                  "\"-\" for stderr");
+	reads = json_object_get(audit, "reads");
+	if (reads && !json_is_boolean(reads))
+		tb_config_problem(p, "$.audit.reads",
+		                  "must be true or false, not %s",
+		                  tb_config_type_name(reads));
+}
+
 /* Validates the whole document; returns the number of problems. */
 static unsigned validate(json_t *root, char *err, size_t errlen)
 {
 	static const char *const allowed[] = {"default", "providers", "mask",
-	                                      "http", NULL};
+	                                      "http",    "audit",     NULL};
 	struct tb_config_problems p = {err, errlen, 0, 0};
 
 	if (err && errlen)
@@ -313,12 +340,13 @@ static unsigned validate(json_t *root, char *err, size_t errlen)
 		return p.count;
 	}
 	tb_config_unknown_keys(&p, "$", root, allowed,
-	                       "default, providers, mask, http");
+	                       "default, providers, mask, http, audit");
 	check_providers(&p, json_object_get(root, "providers"));
 	check_default(&p, json_object_get(root, "default"),
 	              json_object_get(root, "providers"));
 	check_mask(&p, json_object_get(root, "mask"));
 	tb_config_check_http(&p, json_object_get(root, "http"));
+	check_audit(&p, json_object_get(root, "audit"));
 	return p.count;
 }
 
@@ -338,6 +366,7 @@ void tb_config_free(struct tb_config *cfg)
 	free(cfg->default_name);
 	free(cfg->source);
 	tb_config_free_http(cfg->http);
+	free(cfg->audit_path);
 	free(cfg);
 }
 
@@ -425,6 +454,14 @@ struct tb_config *tb_config_parse(const char *text, const char *source,
 	    strdup(json_string_value(json_object_get(root, "default")));
 	bool failed = false;
 	cfg->http = tb_config_take_http(json_object_get(root, "http"), &failed);
+	json_t *audit = json_object_get(root, "audit");
+	if (audit) {
+		cfg->audit_path =
+		    strdup(json_string_value(json_object_get(audit, "path")));
+		cfg->audit_reads =
+		    json_is_true(json_object_get(audit, "reads"));
+		failed = failed || !cfg->audit_path;
+	}
 	if (failed || !cfg->source || !cfg->default_name ||
 	    take_instances(cfg, json_object_get(root, "providers")) < 0 ||
 	    take_mask_values(cfg, json_object_get(root, "mask")) < 0)

@@ -63,6 +63,8 @@ struct tb_config {
 	                       non-empty, resolved at load time */
 	size_t n_mask_values;
 	struct tb_config_http *http; /* NULL when the file has none */
+	char *audit_path;            /* "audit.path" ("-": stderr), or NULL */
+	bool audit_reads;            /* "audit.reads" */
 };
 
 /* Finds the config as --config FILE (path, may be NULL), $TASKBOX_CONFIG,

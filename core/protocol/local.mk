@@ -4,6 +4,7 @@
 libtaskbox_core_la_SOURCES += \
 	core/protocol/jsonrpc.c \
 	core/protocol/mcp.c \
+	core/protocol/mcp_audit.c \
 	core/protocol/mcp_era.c \
 	core/protocol/mcp_scope.c \
 	core/protocol/mcp_stats.c \
@@ -16,6 +17,7 @@ libtaskbox_core_la_SOURCES += \
 noinst_HEADERS += \
 	core/protocol/jsonrpc.h \
 	core/protocol/mcp.h \
+	core/protocol/mcp_audit.h \
 	core/protocol/mcp_era.h \
 	core/protocol/mcp_session.h \
 	core/protocol/mcp_stats.h \

@@ -10,6 +10,7 @@
 
 #include "protocol/jsonrpc.h"
 #include "base/log.h"
+#include "protocol/mcp_audit.h"
 #include "protocol/mcp_session.h"
 #include "protocol/mcp_stats.h"
 #include "protocol/mcp_tasks.h"
@@ -28,6 +29,11 @@ struct tb_mcp *tb_mcp_new(const struct tb_mcp_opts *opts)
 	else
 		tb_principal_local(&s->who, TB_AUTH_STDIO);
 	s->opts.principal = &s->who;
+	snprintf(s->remote, sizeof s->remote, "%s",
+	         opts->remote ? opts->remote : "");
+	s->opts.remote = s->remote;
+	if (!s->opts.transport)
+		s->opts.transport = "stdio";
 	pthread_mutex_init(&s->out_lock, NULL);
 	pthread_mutex_init(&s->calls_lock, NULL);
 	pthread_cond_init(&s->room, NULL);
@@ -133,6 +139,7 @@ static json_t *initialize(struct tb_mcp *s, json_t *id, json_t *params)
 		if (strcmp(json_string_value(want), tb_mcp_versions[i]) == 0)
 			chosen = tb_mcp_versions[i];
 	snprintf(s->version, sizeof s->version, "%s", chosen);
+	tb_mcp_note_client(s, json_object_get(params, "clientInfo"));
 	s->initialized = true;
 	s->era = TB_ERA_LEGACY;
 	tb_log(TB_LOG_INFO, "client asked for protocol %.32s; serving %s",
@@ -206,6 +213,10 @@ static json_t *modern(struct tb_mcp *s, struct tb_rpc_msg *m, const char *key)
 	s->current_modern = true;
 	if (bad)
 		return bad;
+	tb_mcp_note_client(s,
+	                   json_object_get(json_object_get(m->params, "_meta"),
+	                                   "io.modelcontextprotocol/"
+	                                   "clientInfo"));
 	if (strcmp(m->method, "server/discover") == 0)
 		return tb_rpc_result(
 		    m->id, tb_mcp_discover_result(tb_mcp_tasks_ext_enabled()));
@@ -237,6 +248,8 @@ static void request(struct tb_mcp *s, struct tb_rpc_msg *m)
 	json_t *reply = NULL;
 
 	s->current_method = tb_mcp_stats_method(m->method);
+	snprintf(s->current_method_name, sizeof s->current_method_name, "%s",
+	         m->method);
 	tb_mcp_stats_request(s->current_method);
 	if (!key) {
 		reply = tb_rpc_error(m->id, TB_RPC_INTERNAL_ERROR,

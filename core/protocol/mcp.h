@@ -55,6 +55,10 @@ struct tb_mcp_opts {
 	/* Who makes every request of this object (copied by tb_mcp_new);
 	 * NULL: "local", every scope. */
 	const struct tb_principal *principal;
+	/* For the audit trail: "stdio" or "http" (a static string), and the
+	 * peer's address (copied; NULL: none). */
+	const char *transport;
+	const char *remote;
 	/* Admission (0: none): before it takes a line, tb_mcp_handle_line
 	 * waits while max_calls calls are in flight, or while their cost
 	 * (bytes, and TB_RPC_VALUE_COST per JSON value) and the line's would

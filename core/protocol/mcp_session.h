@@ -16,8 +16,14 @@
 
 struct tb_mcp {
 	struct tb_mcp_opts opts;
-	struct tb_principal who;    /* opts.principal points here */
-	pthread_mutex_t out_lock;   /* one writer at a time */
+	struct tb_principal who; /* opts.principal points here */
+	char remote[64];         /* opts.remote points here */
+	/* The client's clientInfo (initialize's, or a modern request's
+	 * _meta), for the audit trail; set by the reader before its calls. */
+	char client_name[128];
+	char client_version[64];
+	char current_method_name[32]; /* the message being handled's */
+	pthread_mutex_t out_lock;     /* one writer at a time */
 	pthread_mutex_t calls_lock; /* guards calls and every call->cancelled */
 	struct tb_call *calls;      /* in flight, newest first */
 	bool initialized;           /* initialize answered (reader only) */
@@ -83,6 +89,13 @@ struct tb_call {
 	struct tb_park park;  /* its entry in the parker */
 	bool have_progress;   /* last_progress is set */
 	double last_progress; /* progress must increase */
+	/* The audit trail (mcp_audit.h): */
+	char method_name[32];    /* its request's method */
+	char audit_id[33];       /* joins its records; "" when not recorded */
+	long long start_ms;      /* when it began */
+	char audit_sandbox[160]; /* what its handler's output named */
+	char audit_task[160];
+	const char *audit_outcome; /* its handler's, or NULL */
 	struct tb_call *next;
 };
 

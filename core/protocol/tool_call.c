@@ -11,6 +11,7 @@
 
 #include "protocol/jsonrpc.h"
 #include "base/log.h"
+#include "protocol/mcp_audit.h"
 #include "protocol/mcp_session.h"
 #include "protocol/mcp_stats.h"
 #include "protocol/workers.h"
@@ -48,6 +49,7 @@ struct tb_call *tb_call_new(struct tb_mcp *s, const struct tb_tool_entry *tool,
 	 * cleanup at the end. */
 	c->base.session = c->modern ? NULL : s->opts.session;
 	c->base.principal = &s->who;
+	memcpy(c->method_name, s->current_method_name, sizeof c->method_name);
 	c->mcp = s;
 	c->tool = tool;
 	c->id = json_incref(id);
@@ -181,6 +183,7 @@ static json_t *handler_answer(struct tb_call *c, int rc, json_t *out,
  * the response, NULL when out of memory; structured as in tool_answer. */
 static void finish(struct tb_call *c, json_t *msg, char *structured)
 {
+	tb_mcp_audit_end(c, msg);
 	tb_mcp_stats_answer(c->method, msg);
 	if (tb_call_unlink(c)) {
 		tb_log(TB_LOG_DEBUG, "call %s cancelled: no answer", c->id_key);
@@ -322,6 +325,7 @@ static void settle(struct tb_call *c, int rc, json_t *out)
 		out = NULL;
 		rc = run_step(c, &out);
 	}
+	tb_mcp_audit_note(c, rc, out);
 	if (rc == TB_TOOL_BUSY && !c->job_end && c->mcp->opts.busy_status) {
 		tb_tool_stats_call(c->tool, true);
 		finish(c, busy_error(c, out), NULL);
@@ -364,6 +368,13 @@ void tb_call_run(void *arg)
 		finish(c, NULL, NULL); /* never started: nobody waits */
 		return;
 	}
+	if (c->job && !tb_mcp_audit_begin(c, why, sizeof why)) {
+		finish(c,
+		       tb_rpc_error(c->id, TB_RPC_INTERNAL_ERROR,
+		                    "Internal error: %s", why),
+		       NULL);
+		return;
+	}
 	if (c->job) {
 		json_t *msg = c->job(c);
 		if (!msg && c->step && c->job_end)
@@ -373,6 +384,11 @@ void tb_call_run(void *arg)
 		return;
 	}
 	if (tb_schema_validate(c->tool->validator, c->args, why, sizeof why)) {
+		tb_tool_stats_call(c->tool, true);
+		finish(c, tb_rpc_result(c->id, error_result(c, why)), NULL);
+		return;
+	}
+	if (!tb_mcp_audit_begin(c, why, sizeof why)) {
 		tb_tool_stats_call(c->tool, true);
 		finish(c, tb_rpc_result(c->id, error_result(c, why)), NULL);
 		return;

@@ -6,9 +6,12 @@
  * clients where tokens come from. */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/audit.h"
 #include "base/log.h"
 #include "base/principal.h"
 #include "transport/http_internal.h"
@@ -17,14 +20,61 @@
 
 #define PRM_PATH "/.well-known/oauth-protected-resource"
 
+/* Sets ex->remote to the peer's address ("" when unknown). */
+static void note_remote(struct http_exchange *ex)
+{
+	const union MHD_ConnectionInfo *ci = mhd.get_connection_info(
+	    ex->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	ex->remote[0] = '\0';
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr,
+		          ex->remote, sizeof ex->remote);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6,
+		          &((const struct sockaddr_in6 *)sa)->sin6_addr,
+		          ex->remote, sizeof ex->remote);
+}
+
+/* Records a refusal in the audit trail: who (when known), from where,
+ * what was asked, the status and the rule. Never the token. */
+static void audit_refusal(struct http_exchange *ex, unsigned status,
+                          const char *reason, const char *method,
+                          const char *tool)
+{
+	char err[256];
+	json_t *r;
+
+	if (!tb_audit_enabled())
+		return;
+	r = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:s}", "stage",
+	              "refused", "status", (int)status, "reason", reason,
+	              "principal", ex->who.name, "auth",
+	              ex->who.name[0] ? tb_auth_kind_name(ex->who.how) : "",
+	              "token_id", ex->who.token_id, "remote", ex->remote,
+	              "transport", "http");
+	if (r && method)
+		json_object_set_new(r, "method", json_string(method));
+	if (r && tool)
+		json_object_set_new(r, "tool", json_string(tool));
+	if (r && tb_audit_write(r, err, sizeof err) < 0)
+		tb_log(TB_LOG_ERROR,
+		       "audit: a refusal could not be recorded: %s", err);
+	json_decref(r);
+}
+
 /* Answers 401 (or status) with the challenge for error and description,
- * and message as the JSON-RPC error's text. */
+ * and message as the JSON-RPC error's text; records the refusal. */
 static enum MHD_Result refuse(struct http_exchange *ex, unsigned status,
                               const char *error, const char *description,
                               const char *message)
 {
 	char challenge[1536];
 
+	audit_refusal(ex, status,
+	              description ? description : "no Authorization header",
+	              NULL, NULL);
 	tb_http_challenge_401(&ex->srv->auth, error, description, challenge,
 	                      sizeof challenge);
 	return http_reply_error_with(
@@ -97,6 +147,7 @@ bool http_authenticate(struct http_exchange *ex, enum MHD_Result *rc)
 	const char *tok;
 	size_t len;
 
+	note_remote(ex);
 	if (mhd.lookup_connection_value(ex->conn, MHD_GET_ARGUMENT_KIND,
 	                                "access_token")) {
 		*rc = refuse(ex, MHD_HTTP_BAD_REQUEST, "invalid_request",
@@ -179,6 +230,8 @@ bool http_scope_allows(struct http_exchange *ex, const char *method,
 	tb_log(TB_LOG_INFO, "refused %s%s%s for principal %s: scope %s missing",
 	       method, tool ? " " : "", tool ? tool : "", ex->who.name,
 	       missing);
+	snprintf(message, sizeof message, "scope %s missing", missing);
+	audit_refusal(ex, MHD_HTTP_FORBIDDEN, message, method, tool);
 	snprintf(message, sizeof message,
 	         "Forbidden: %s%s%.64s needs scope %s, which principal %s "
 	         "does not hold (it holds: %s)",

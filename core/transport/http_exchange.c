@@ -449,7 +449,8 @@ static bool bind_session(struct http_exchange *ex, const struct tb_rpc_msg *m,
 
 	if (!sid && m->kind == TB_RPC_REQUEST &&
 	    strcmp(m->method, "initialize") == 0) {
-		ex->session = http_session_create(ex->srv->sessions, &ex->who);
+		ex->session = http_session_create(ex->srv->sessions, &ex->who,
+		                                  ex->remote);
 		ex->new_session = ex->session != NULL;
 		if (!ex->session)
 			*rc = http_reply_error(ex, MHD_HTTP_SERVICE_UNAVAILABLE,
@@ -489,7 +490,8 @@ static enum MHD_Result modern_post(struct http_exchange *ex,
 	ex->modern = true;
 	if (!http_modern_check(ex, m, &rc))
 		return rc;
-	ex->stateless = http_stateless_open(ex->srv->stateless, &ex->who);
+	ex->stateless =
+	    http_stateless_open(ex->srv->stateless, &ex->who, ex->remote);
 	if (!ex->stateless)
 		return http_reply_error(ex, MHD_HTTP_SERVICE_UNAVAILABLE,
 		                        TB_RPC_INTERNAL_ERROR,

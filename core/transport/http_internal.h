@@ -99,7 +99,8 @@ struct http_sessions *http_sessions_new(struct tb_workers *pool,
 /* A new session of principal who (copied), active for the caller and not
  * yet findable; NULL when out of memory. */
 struct http_session *http_session_create(struct http_sessions *t,
-                                         const struct tb_principal *who);
+                                         const struct tb_principal *who,
+                                         const char *remote);
 
 /* Makes a created session findable by its id (its initialize succeeded). */
 void http_session_publish(struct http_session *s);
@@ -148,7 +149,8 @@ struct http_stateless_table *http_stateless_new(struct tb_workers *pool,
  * session; NULL when out of memory. Holds a reference for the caller's
  * exchange. */
 struct http_stateless *http_stateless_open(struct http_stateless_table *t,
-                                           const struct tb_principal *who);
+                                           const struct tb_principal *who,
+                                           const char *remote);
 struct tb_mcp *http_stateless_mcp(const struct http_stateless *e);
 
 /* The request is over: e's calls are shut down, and e goes once they have
@@ -224,6 +226,7 @@ struct http_exchange {
 	bool auth_may_defer; /* a POST's first call: let the body come */
 	bool auth_deferred;  /* checked again once the body is in */
 	bool auth_woken;     /* under lock: the keys' fetch ended */
+	char remote[64];                  /* the peer's address, or "" */
 	int64_t start_ms;
 	unsigned status; /* the status queued, or 0 */
 	bool counted;    /* in srv->inflight */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/audit.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/rpc_codes.h"
@@ -154,7 +155,13 @@ static enum MHD_Result headers(struct http_exchange *ex, const char *url,
 	bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0;
 
 	if (get && strcmp(url, "/healthz") == 0)
-		return http_reply_text(ex, MHD_HTTP_OK, "text/plain", "ok");
+		return tb_audit_degraded()
+		           ? http_reply_text(ex, MHD_HTTP_SERVICE_UNAVAILABLE,
+		                             "text/plain",
+		                             "degraded: the audit trail cannot "
+		                             "be written")
+		           : http_reply_text(ex, MHD_HTTP_OK, "text/plain",
+		                             "ok");
 	if (http_over_budget(ex->conn))
 		return reply_over_budget(ex);
 	if (!allowed(ex, &rc))

@@ -123,7 +123,8 @@ static void no_write(void *ctx, const char *line, size_t len, bool reply)
 }
 
 struct http_session *http_session_create(struct http_sessions *t,
-                                         const struct tb_principal *who)
+                                         const struct tb_principal *who,
+                                         const char *remote)
 {
 	unsigned char raw[HTTP_SID_BYTES];
 	struct http_session *s = calloc(1, sizeof *s);
@@ -141,6 +142,8 @@ struct http_session *http_session_create(struct http_sessions *t,
 	s->core = tb_session_new();
 	struct tb_mcp_opts mo = {
 	    .principal = &s->who,
+	    .transport = "http",
+	    .remote = remote,
 	    .write = no_write,
 	    .pool = t->pool,
 	    .parker = t->parker,

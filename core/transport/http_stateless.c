@@ -54,11 +54,14 @@ struct http_stateless_table *http_stateless_new(struct tb_workers *pool,
 }
 
 struct http_stateless *http_stateless_open(struct http_stateless_table *t,
-                                           const struct tb_principal *who)
+                                           const struct tb_principal *who,
+                                           const char *remote)
 {
 	struct http_stateless *e = calloc(1, sizeof *e);
 	struct tb_mcp_opts mo = {
 	    .principal = who,
+	    .transport = "http",
+	    .remote = remote,
 	    .write = no_write,
 	    .pool = t->pool,
 	    .parker = t->parker,

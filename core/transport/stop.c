@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/audit.h"
 #include "base/log.h"
 #include "transport/stop.h"
 
@@ -41,6 +42,14 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
+/* SIGHUP: the audit trail's file is opened again by its path (after
+ * logrotate moved it). */
+static void on_hangup(int sig)
+{
+	(void)sig;
+	tb_audit_reopen_soon();
+}
+
 int tb_stop_install(struct tb_stop_saved *old)
 {
 	struct sigaction sa;
@@ -57,6 +66,8 @@ int tb_stop_install(struct tb_stop_saved *old)
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, &old->term);
 	sigaction(SIGINT, &sa, &old->intr);
+	sa.sa_handler = on_hangup;
+	sigaction(SIGHUP, &sa, &old->hup);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, &old->pipe);
 	return 0;
@@ -64,6 +75,7 @@ int tb_stop_install(struct tb_stop_saved *old)
 
 void tb_stop_restore(const struct tb_stop_saved *old)
 {
+	sigaction(SIGHUP, &old->hup, NULL);
 	sigaction(SIGTERM, &old->term, NULL);
 	sigaction(SIGINT, &old->intr, NULL);
 	sigaction(SIGPIPE, &old->pipe, NULL);

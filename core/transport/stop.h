@@ -1,13 +1,14 @@
 /* How a transport stops, shared by stdio and HTTP: SIGTERM and SIGINT
- * write to a self-pipe the serving loop polls, SIGPIPE is ignored, and the
- * shutdown hooks run once serving has ended. */
+ * write to a self-pipe the serving loop polls, SIGHUP reopens the audit
+ * trail, SIGPIPE is ignored, and the shutdown hooks run once serving has
+ * ended. */
 #ifndef TB_STOP_H
 #define TB_STOP_H
 
 #include <signal.h>
 
 struct tb_stop_saved {
-	struct sigaction term, intr, pipe;
+	struct sigaction term, intr, pipe, hup;
 };
 
 /* Installs the handlers (saving the old ones in old). Returns 0, or -1

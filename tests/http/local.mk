@@ -49,3 +49,10 @@ EXTRA_DIST += tests/http/fd-budget.test.mjs tests/http/write-flood.test.mjs
 if INTEGRATION_TESTS
 TESTS += tests/http/fd-budget.test.mjs tests/http/write-flood.test.mjs
 endif
+
+# The audit trail, from its file (a scripted SDK session, refusals,
+# SIGHUP, a trail that cannot be written).
+EXTRA_DIST += tests/http/audit.test.mjs
+if INTEGRATION_TESTS
+TESTS += tests/http/audit.test.mjs
+endif
