@@ -226,7 +226,7 @@ struct http_exchange {
 	bool auth_may_defer; /* a POST's first call: let the body come */
 	bool auth_deferred;  /* checked again once the body is in */
 	bool auth_woken;     /* under lock: the keys' fetch ended */
-	char remote[64];                  /* the peer's address, or "" */
+	char remote[64];     /* the peer's address, or "" */
 	int64_t start_ms;
 	unsigned status; /* the status queued, or 0 */
 	bool counted;    /* in srv->inflight */
