@@ -12,6 +12,7 @@
 
 #include "protocol/mcp.h"
 #include "transport/http.h"
+#include "transport/http_conns.h"
 #include "transport/http_mhd.h"
 
 #define HTTP_SID_BYTES 16 /* 128 random bits, sent as 32 hex digits */
@@ -34,9 +35,10 @@ struct http_server {
 	struct http_sessions *sessions;
 	struct http_stateless_table *stateless;
 	struct http_watch *watch;
-	unsigned max_inflight; /* POSTs being served and not parked */
-	unsigned inflight;     /* atomic: POSTs being served */
-	int stopping;          /* atomic: new work is refused */
+	struct http_conns *conns; /* the connections' deadlines */
+	unsigned max_inflight;    /* POSTs being served and not parked */
+	unsigned inflight;        /* atomic: POSTs being served */
+	int stopping;             /* atomic: new work is refused */
 };
 
 /* --- sessions (http_sessions.c) --- */
@@ -170,6 +172,7 @@ struct http_exchange {
 	pthread_mutex_t lock;
 	struct http_server *srv;
 	struct MHD_Connection *conn;
+	struct http_conn *link;           /* conn's entry in srv->conns */
 	struct http_session *session;     /* found or made for it, or NULL */
 	struct http_stateless *stateless; /* a modern request's, or NULL */
 	bool modern;                      /* of MCP 2026-07-28 */
@@ -260,6 +263,9 @@ enum MHD_Result http_reply_owned(struct http_exchange *ex, unsigned status,
 enum MHD_Result http_reply_json(struct http_exchange *ex, unsigned status,
                                 json_t *msg);
 
+/* conn's entry in the table of deadlines, or NULL. */
+struct http_conn *http_conn_of(struct MHD_Connection *conn);
+
 /* A request header's value, or NULL. */
 const char *http_header(struct http_exchange *ex, const char *name);
 
@@ -271,5 +277,6 @@ void http_stats_connections(int delta);
 void http_stats_sessions(int delta);
 void http_stats_inflight(int delta);
 void http_stats_duration(unsigned status, double seconds);
+void http_stats_cut(unsigned late, unsigned evicted);
 
 #endif /* TB_HTTP_INTERNAL_H */

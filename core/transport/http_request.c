@@ -1,6 +1,8 @@
 /* The access handler: every request's checks in order (health, Host,
- * Origin, token, path, method, content type, size, admission), then the
- * body to its exchange, DELETE to its session, /metrics to the renderer. */
+ * Origin, token, path, method, content type, size, admission), then the body to
+ * its exchange, DELETE to its session, /metrics to the renderer. It moves the
+ * connection through the phases of its deadlines (http_conns.h) and marks it
+ * authenticated. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -98,6 +100,7 @@ static bool allowed(struct http_exchange *ex, enum MHD_Result *rc)
 		*rc = reply_unauthorized(ex);
 		return false;
 	}
+	http_conn_authenticated(srv->conns, ex->link);
 	return true;
 }
 
@@ -174,15 +177,22 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
                                 const char *version, const char *upload_data,
                                 size_t *upload_data_size, void **req_cls)
 {
+	struct http_server *srv = cls;
 	struct http_exchange *ex = *req_cls;
 	bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+	enum MHD_Result rc;
 
 	if (!ex) {
-		ex = http_exchange_new(cls, conn);
+		ex = http_exchange_new(srv, conn);
 		if (!ex)
 			return MHD_NO;
 		*req_cls = ex;
-		return post ? headers(ex, url, method) : MHD_YES;
+		/* The head is in: its body's deadline starts. */
+		http_conn_enter(srv->conns, ex->link, HTTP_CONN_BODY);
+		rc = post ? headers(ex, url, method) : MHD_YES;
+		if (ex->status)
+			http_conn_enter(srv->conns, ex->link, HTTP_CONN_BUSY);
+		return rc;
 	}
 	if (*upload_data_size > 0) {
 		if (!post || http_exchange_append(ex, upload_data,
@@ -196,6 +206,8 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	if (!ex->status && !ex->fed)
+		http_conn_enter(srv->conns, ex->link, HTTP_CONN_BUSY);
 	if (!post)
 		return headers(ex, url, method);
 	if (!ex->fed)

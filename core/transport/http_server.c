@@ -30,6 +30,8 @@
 #define DEFAULT_SESSION_IDLE_S (30 * 60)
 #define DEFAULT_IDLE_TIMEOUT_S 30
 #define DEFAULT_MAX_CONNECTIONS 2048
+#define DEFAULT_HEADER_TIMEOUT_S 5
+#define DEFAULT_BODY_TIMEOUT_S 60
 /* Per connection: the request's headers, a read buffer, the answer's
  * headers. Bodies are copied out as they arrive, so 1,000 waiting
  * connections cost at most 16 MiB. */
@@ -52,19 +54,39 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+	struct http_server *srv = cls;
+
 	if (*req_cls)
 		http_exchange_completed(*req_cls, toe);
 	*req_cls = NULL;
+	/* The connection's next request starts now. */
+	http_conn_enter(srv->conns, http_conn_of(conn), HTTP_CONN_HEAD);
 }
 
+/* Enters each connection in the table of deadlines (socket_context) from
+ * its start to its close. */
 static void on_connection(void *cls, struct MHD_Connection *conn,
                           void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
-	http_stats_connections(code == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
+	struct http_server *srv = cls;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = mhd.get_connection_info(
+		    conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci)
+			*socket_context =
+			    http_conn_open(srv->conns, ci->connect_fd);
+		http_stats_connections(1);
+	} else {
+		http_conn_close(srv->conns, *socket_context);
+		*socket_context = NULL;
+		http_stats_connections(-1);
+	}
 }
 
-/* The watcher's tick: ends idle sessions. */
+/* The watcher's tick: ends idle sessions, shuts connections past their
+ * deadlines down. */
 static void expire_idle(void *ctx)
 {
 	struct http_server *srv = ctx;
@@ -72,6 +94,28 @@ static void expire_idle(void *ctx)
 	                                          : DEFAULT_SESSION_IDLE_S;
 
 	http_sessions_expire(srv->sessions, (int64_t)idle * 1000);
+	http_conns_sweep(srv->conns);
+}
+
+/* The deadlines of http_conns.h from the options. */
+static struct http_conn_limits conn_limits(const struct tb_http_opts *o)
+{
+	unsigned max =
+	    o->max_connections ? o->max_connections : DEFAULT_MAX_CONNECTIONS;
+	unsigned cap = o->max_unauthenticated ? o->max_unauthenticated
+	                                      : (max / 4 ? max / 4 : 1);
+
+	return (struct http_conn_limits){
+	    .header_ms =
+	        1000 * (o->header_timeout_s ? o->header_timeout_s
+	                                    : DEFAULT_HEADER_TIMEOUT_S),
+	    .idle_ms = 1000 * (o->idle_timeout_s ? o->idle_timeout_s
+	                                         : DEFAULT_IDLE_TIMEOUT_S),
+	    .body_ms = 1000 * (o->body_timeout_s ? o->body_timeout_s
+	                                         : DEFAULT_BODY_TIMEOUT_S),
+	    /* with no token to ask for, no one is refused */
+	    .max_unauthenticated = o->n_tokens > 0 ? cap : 0,
+	};
 }
 
 /* Raises the soft limit on descriptors to the hard one: every connection
@@ -274,6 +318,10 @@ int tb_serve_http(const struct tb_http_opts *opts)
 		goto out_tls;
 	}
 	http_stats_register();
+	struct http_conn_limits limits = conn_limits(opts);
+	srv.conns = http_conns_new(&limits);
+	if (!srv.conns)
+		goto out_stop;
 	srv.pool = tb_workers_new(n, srv.max_inflight > n * QUEUE_PER_WORKER
 	                                 ? srv.max_inflight
 	                                 : n * QUEUE_PER_WORKER);
@@ -305,6 +353,8 @@ int tb_serve_http(const struct tb_http_opts *opts)
 		tb_workers_drain(srv.pool);
 	http_sessions_free(srv.sessions);
 	http_stateless_free(srv.stateless);
+	http_conns_free(srv.conns);
+out_stop:
 	tb_stop_run_hooks();
 	tb_stop_restore(&old);
 out_tls:

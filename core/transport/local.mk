@@ -17,6 +17,8 @@ noinst_HEADERS += \
 # libmicrohttpd's headers and loads the library when it starts
 # (http_mhd.c): nothing links it.
 taskbox_SOURCES += \
+	core/transport/http_conns.c \
+	core/transport/http_conns.h \
 	core/transport/http_exchange.c \
 	core/transport/http_mhd.c \
 	core/transport/http_mhd.h \
