@@ -186,6 +186,8 @@ struct http_exchange {
 	bool is_request;  /* not a notification or a response */
 	bool new_session; /* its answer carries Mcp-Session-Id */
 	bool fed;         /* the body went to the session */
+	bool too_large;   /* the body passed the cap: read and dropped */
+	size_t dropped;   /* bytes of a body not kept */
 	/* The answer, under lock: */
 	char *out; /* the JSON reply, or SSE frames not yet sent */
 	size_t out_len, out_cap, out_pos;
@@ -231,6 +233,16 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
                                 const char *url, const char *method,
                                 const char *version, const char *upload_data,
                                 size_t *upload_data_size, void **req_cls);
+
+/* --- the request head (http_head.c) --- */
+
+/* Whether the head of ex's request is sound: field names are tokens, no
+ * value holds a control byte (a NUL included), no line is folded, Host
+ * comes at most once (exactly once when need_host). Else answers 400
+ * itself (returning false, *rc set). method is the access handler's (it
+ * points at the head in libmicrohttpd's buffer). */
+bool http_head_sound(struct http_exchange *ex, const char *method,
+                     bool need_host, enum MHD_Result *rc);
 
 /* --- replies (http_reply.c) --- */
 

@@ -43,7 +43,7 @@ int http_mhd_load(char *why, size_t whylen)
 	    BIND(queue_response) || BIND(create_response_from_buffer) ||
 	    BIND(create_response_from_callback) || BIND(add_response_header) ||
 	    BIND(destroy_response) || BIND(lookup_connection_value) ||
-	    BIND(is_feature_supported))
+	    BIND(get_connection_values_n) || BIND(is_feature_supported))
 		return -1;
 	lib = h;
 	return 0;

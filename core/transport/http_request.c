@@ -1,8 +1,8 @@
-/* The access handler: every request's checks in order (health, Host,
- * Origin, token, path, method, content type, size, admission), then the body to
- * its exchange, DELETE to its session, /metrics to the renderer. It moves the
- * connection through the phases of its deadlines (http_conns.h) and marks it
- * authenticated. */
+/* The access handler: every request's checks in order (a sound head,
+ * health, Host, Origin, token, path, method, content type, size,
+ * admission), then the body to its exchange, DELETE to its session,
+ * /metrics to the renderer. It moves the connection through the phases
+ * of its deadlines (http_conns.h) and marks it authenticated. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -104,6 +104,37 @@ static bool allowed(struct http_exchange *ex, enum MHD_Result *rc)
 	return true;
 }
 
+static enum MHD_Result reply_too_large(struct http_exchange *ex)
+{
+	return http_reply_error(ex, MHD_HTTP_CONTENT_TOO_LARGE, -32000,
+	                        "Payload Too Large: the body: a message is at "
+	                        "most %zu bytes",
+	                        TB_LINE_MAX);
+}
+
+/* Takes n bytes of the body: a POST's up to the cap, past it (or any
+ * other method's) counted and dropped. */
+static void take_body(struct http_exchange *ex, bool post, const char *data,
+                      size_t n)
+{
+	if (post && !ex->too_large && http_exchange_append(ex, data, n) == 0)
+		return;
+	if (post && !ex->too_large) {
+		tb_log(TB_LOG_INFO,
+		       "a body passed %zu bytes: dropping the "
+		       "rest, answering 413",
+		       TB_LINE_MAX);
+		ex->dropped = ex->len;
+		free(ex->body);
+		ex->body = NULL;
+		ex->len = ex->cap = 0;
+	}
+	if (!ex->too_large) {
+		ex->dropped += n;
+		ex->too_large = ex->dropped > TB_LINE_MAX;
+	}
+}
+
 /* A POST's headers: content type, size and admission. */
 static enum MHD_Result post_headers(struct http_exchange *ex)
 {
@@ -154,8 +185,13 @@ static enum MHD_Result headers(struct http_exchange *ex, const char *url,
 {
 	enum MHD_Result rc;
 	bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0;
+	bool health = get && strcmp(url, "/healthz") == 0;
 
-	if (get && strcmp(url, "/healthz") == 0)
+	/* Host is required of every request but a health probe's (probes
+	 * often speak HTTP/1.0 without one): the Host check fails closed. */
+	if (!http_head_sound(ex, method, !health, &rc))
+		return rc;
+	if (health)
 		return http_reply_text(ex, MHD_HTTP_OK, "text/plain", "ok");
 	if (!allowed(ex, &rc))
 		return rc;
@@ -195,19 +231,14 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
 		return rc;
 	}
 	if (*upload_data_size > 0) {
-		if (!post || http_exchange_append(ex, upload_data,
-		                                  *upload_data_size) < 0) {
-			tb_log(TB_LOG_INFO,
-			       "closing a connection whose body "
-			       "passed %zu bytes",
-			       TB_LINE_MAX);
-			return MHD_NO;
-		}
+		take_body(ex, post, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
 	if (!ex->status && !ex->fed)
 		http_conn_enter(srv->conns, ex->link, HTTP_CONN_BUSY);
+	if (ex->too_large && !ex->status)
+		return reply_too_large(ex);
 	if (!post)
 		return headers(ex, url, method);
 	if (!ex->fed)

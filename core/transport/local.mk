@@ -20,6 +20,7 @@ taskbox_SOURCES += \
 	core/transport/http_conns.c \
 	core/transport/http_conns.h \
 	core/transport/http_exchange.c \
+	core/transport/http_head.c \
 	core/transport/http_mhd.c \
 	core/transport/http_mhd.h \
 	core/transport/http_reply.c \
