@@ -3,7 +3,7 @@
 # example against an installed prefix), and a check that the man pages
 # format without a warning.
 dist_man_MANS = docs/taskbox.1 docs/taskbox-provider.3
-EXTRA_DIST += docs/plugin-guide.md docs/architecture.md \
+EXTRA_DIST += docs/plugin-guide.md docs/architecture.md docs/http-hostile-clients.md \
 	examples/dirbox/dirbox.c \
 	examples/dirbox/Makefile examples/dirbox/README.md \
 	tests/unit/man-pages.sh

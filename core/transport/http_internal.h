@@ -186,8 +186,9 @@ struct http_exchange {
 	bool is_request;  /* not a notification or a response */
 	bool new_session; /* its answer carries Mcp-Session-Id */
 	bool fed;         /* the body went to the session */
-	bool too_large;   /* the body passed the cap: read and dropped */
-	size_t dropped;   /* bytes of a body not kept */
+	bool dropping;    /* the body is read and dropped (no memory, past
+	                     the cap, or not a POST's) */
+	size_t dropped;   /* its bytes, up to just past the cap */
 	/* The answer, under lock: */
 	char *out; /* the JSON reply, or SSE frames not yet sent */
 	size_t out_len, out_cap, out_pos;

@@ -104,35 +104,41 @@ static bool allowed(struct http_exchange *ex, enum MHD_Result *rc)
 	return true;
 }
 
-static enum MHD_Result reply_too_large(struct http_exchange *ex)
+/* The answer to a request whose body was dropped: 413 past the cap, or
+ * 500 when a POST's body found no memory. */
+static enum MHD_Result reply_dropped(struct http_exchange *ex)
 {
+	if (ex->dropped <= TB_LINE_MAX)
+		return http_reply_error(ex, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		                        -32603,
+		                        "Internal error: out of memory for "
+		                        "the body");
 	return http_reply_error(ex, MHD_HTTP_CONTENT_TOO_LARGE, -32000,
 	                        "Payload Too Large: the body: a message is at "
 	                        "most %zu bytes",
 	                        TB_LINE_MAX);
 }
 
-/* Takes n bytes of the body: a POST's up to the cap, past it (or any
- * other method's) counted and dropped. */
+/* Takes n bytes of the body: a POST's kept up to the cap; past it, or
+ * any other method's, counted and dropped. */
 static void take_body(struct http_exchange *ex, bool post, const char *data,
                       size_t n)
 {
-	if (post && !ex->too_large && http_exchange_append(ex, data, n) == 0)
-		return;
-	if (post && !ex->too_large) {
+	if (post && !ex->dropping) {
+		if (http_exchange_append(ex, data, n) == 0)
+			return;
 		tb_log(TB_LOG_INFO,
-		       "a body passed %zu bytes: dropping the "
-		       "rest, answering 413",
+		       "a body passed %zu bytes (or found no "
+		       "memory): its rest is dropped",
 		       TB_LINE_MAX);
 		ex->dropped = ex->len;
 		free(ex->body);
 		ex->body = NULL;
 		ex->len = ex->cap = 0;
 	}
-	if (!ex->too_large) {
+	ex->dropping = true;
+	if (ex->dropped <= TB_LINE_MAX)
 		ex->dropped += n;
-		ex->too_large = ex->dropped > TB_LINE_MAX;
-	}
 }
 
 /* A POST's headers: content type, size and admission. */
@@ -237,8 +243,8 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
 	}
 	if (!ex->status && !ex->fed)
 		http_conn_enter(srv->conns, ex->link, HTTP_CONN_BUSY);
-	if (ex->too_large && !ex->status)
-		return reply_too_large(ex);
+	if (ex->dropping && !ex->status && (post || ex->dropped > TB_LINE_MAX))
+		return reply_dropped(ex);
 	if (!post)
 		return headers(ex, url, method);
 	if (!ex->fed)
