@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "transport/http_tokens.h"
+
 enum tb_exit {
 	TB_EXIT_OK = 0,
 	TB_EXIT_FAILURE = 1,  /* a runtime failure */
@@ -38,17 +40,19 @@ int tb_cli_check_config(const struct tb_cli_opts *opts, const char *file);
 
 struct tb_config_http;
 
-/* The HTTP transport's bearer tokens. */
+/* The HTTP transport's static tokens and their principals. */
 struct tb_cli_http_tokens {
-	char **v;
-	size_t n;
+	struct tb_http_credentials c;
 };
 
 /* Reads the tokens of $TASKBOX_HTTP_TOKEN and of h's token_env and
  * token_file (h may be NULL), and removes those variables from the
  * environment, value scrubbed, so that no command the server starts
  * inherits them: call it before anything starts a thread. -1 (said on
- * stderr) when a source is unreadable or holds a malformed token. */
+ * stderr, naming the source and line, never a token) when a source is
+ * unreadable, malformed, names a token twice, or gives no token at all
+ * (token_env naming an unset variable too): a token source configured
+ * and empty never leaves the server open. */
 int tb_cli_http_tokens_take(const struct tb_config_http *h,
                             struct tb_cli_http_tokens *t);
 void tb_cli_http_tokens_free(struct tb_cli_http_tokens *t);

@@ -14,16 +14,41 @@
 #include "cli/cli.h"
 #include "host/config_file.h"
 #include "transport/http.h"
-#include "transport/http_policy.h"
+#include "transport/http_tokens.h"
 
 #define TOKEN_FILE_MAX 65536
 
-/* Adds the tokens of a file; -1 (said) when it cannot be read. */
-static int tokens_from_file(const char *path, char ***v, size_t *n)
+/* Adds the credentials of a token source's text; -1 (said, naming what,
+ * never a token) when malformed or when it names no token at all. */
+static int parse_source(const char *text, const char *what,
+                        struct tb_http_credentials *c)
 {
-	char text[TOKEN_FILE_MAX + 1], why[128];
+	char why[160];
+	size_t before = c->n;
+
+	if (tb_http_credentials_parse(c, text, why, sizeof why) < 0) {
+		fprintf(stderr, "taskbox: invalid config:\n%s: %s\n", what,
+		        why);
+		return -1;
+	}
+	if (c->n == before) {
+		fprintf(stderr,
+		        "taskbox: invalid config:\n%s: names no token (a "
+		        "token source that is configured must give at least "
+		        "one)\n",
+		        what);
+		return -1;
+	}
+	return 0;
+}
+
+/* Adds the credentials of a file; -1 (said) when it cannot be read. */
+static int tokens_from_file(const char *path, struct tb_http_credentials *c)
+{
+	char text[TOKEN_FILE_MAX + 1], what[600];
 	FILE *f = fopen(path, "r");
 	size_t len;
+	int rc;
 
 	if (!f) {
 		fprintf(stderr,
@@ -41,34 +66,37 @@ static int tokens_from_file(const char *path, char ***v, size_t *n)
 		        "taskbox: invalid config:\n$.http.token_file: "
 		        "%s is unreadable, too large or binary\n",
 		        path);
-		return -1;
+		rc = -1;
+	} else {
+		snprintf(what, sizeof what, "$.http.token_file (%s)", path);
+		rc = parse_source(text, what, c);
 	}
-	if (tb_http_tokens_split(text, v, n, why, sizeof why) < 0) {
-		fprintf(stderr,
-		        "taskbox: invalid config:\n$.http.token_file: "
-		        "%s\n",
-		        why);
-		return -1;
-	}
-	return 0;
+	memset(text, 0, sizeof text);
+	return rc;
 }
 
-/* Adds the tokens of an environment variable, if set, then scrubs the
- * value and removes the variable: no command the server starts (the local
- * provider's inherit its environment) sees it. */
-static int tokens_from_env(const char *name, const char *what, char ***v,
-                           size_t *n)
+/* Adds the credentials of an environment variable, then scrubs the value
+ * and removes the variable: no command the server starts (the local
+ * provider's inherit its environment) sees it. required: an unset
+ * variable is an error too. */
+static int tokens_from_env(const char *name, const char *what, bool required,
+                           struct tb_http_credentials *c)
 {
-	char *value = getenv(name), why[128];
-	int rc = 0;
+	char *value = getenv(name), label[160];
+	int rc;
 
-	if (!value)
-		return 0;
-	if (tb_http_tokens_split(value, v, n, why, sizeof why) < 0) {
-		fprintf(stderr, "taskbox: invalid config:\n%s ($%s): %s\n",
-		        what, name, why);
-		rc = -1;
+	if (!value) {
+		if (!required)
+			return 0;
+		fprintf(stderr,
+		        "taskbox: invalid config:\n%s: $%s is not set (a "
+		        "token source that is configured must give at least "
+		        "one token)\n",
+		        what, name);
+		return -1;
 	}
+	snprintf(label, sizeof label, "%s ($%s)", what, name);
+	rc = parse_source(value, label, c);
 	memset(value, 0, strlen(value));
 	unsetenv(name);
 	return rc;
@@ -76,31 +104,22 @@ static int tokens_from_env(const char *name, const char *what, char ***v,
 
 void tb_cli_http_tokens_free(struct tb_cli_http_tokens *t)
 {
-	for (size_t i = 0; i < t->n; i++) {
-		memset(t->v[i], 0, strlen(t->v[i]));
-		free(t->v[i]);
-	}
-	free(t->v);
-	t->v = NULL;
-	t->n = 0;
+	tb_http_credentials_free(&t->c);
 }
 
 int tb_cli_http_tokens_take(const struct tb_config_http *h,
                             struct tb_cli_http_tokens *t)
 {
-	t->v = NULL;
-	t->n = 0;
+	t->c = (struct tb_http_credentials){NULL, 0};
 	/* Each source is read (and its variable removed) even when an
 	 * earlier one failed. */
 	int a =
-	    tokens_from_env("TASKBOX_HTTP_TOKEN", "the token", &t->v, &t->n);
-	int b = h && h->token_env
-	            ? tokens_from_env(h->token_env, "$.http.token_env", &t->v,
-	                              &t->n)
-	            : 0;
-	int c = h && h->token_file
-	            ? tokens_from_file(h->token_file, &t->v, &t->n)
-	            : 0;
+	    tokens_from_env("TASKBOX_HTTP_TOKEN", "the token", false, &t->c);
+	int b =
+	    h && h->token_env
+	        ? tokens_from_env(h->token_env, "$.http.token_env", true, &t->c)
+	        : 0;
+	int c = h && h->token_file ? tokens_from_file(h->token_file, &t->c) : 0;
 
 	if (a < 0 || b < 0 || c < 0) {
 		tb_cli_http_tokens_free(t);
@@ -127,7 +146,7 @@ int tb_cli_serve_http(const struct tb_cli_opts *opts,
 		        why);
 		return opts->http ? TB_EXIT_USAGE : TB_EXIT_CONFIG;
 	}
-	if (tokens->n == 0 && !tb_listen_addr_loopback(&addr)) {
+	if (tokens->c.n == 0 && !tb_listen_addr_loopback(&addr)) {
 		fprintf(stderr,
 		        "taskbox: refusing to listen on %s without a token: "
 		        "set $TASKBOX_HTTP_TOKEN, or $.http.token_env or "
@@ -136,8 +155,8 @@ int tb_cli_serve_http(const struct tb_cli_opts *opts,
 		return TB_EXIT_CONFIG;
 	}
 	ho.path = h->path;
-	ho.tokens = (const char *const *)tokens->v;
-	ho.n_tokens = tokens->n;
+	ho.credentials = tokens->c.v;
+	ho.n_credentials = tokens->c.n;
 	ho.allowed_origins = (const char *const *)h->allowed_origins;
 	ho.n_allowed_origins = h->n_allowed_origins;
 	ho.allowed_hosts = (const char *const *)h->allowed_hosts;

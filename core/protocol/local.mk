@@ -5,6 +5,7 @@ libtaskbox_core_la_SOURCES += \
 	core/protocol/jsonrpc.c \
 	core/protocol/mcp.c \
 	core/protocol/mcp_era.c \
+	core/protocol/mcp_scope.c \
 	core/protocol/mcp_stats.c \
 	core/protocol/mcp_tasks.c \
 	core/protocol/mcp_tasks_ext.c \

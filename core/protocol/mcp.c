@@ -23,6 +23,11 @@ struct tb_mcp *tb_mcp_new(const struct tb_mcp_opts *opts)
 	if (!s)
 		return NULL;
 	s->opts = *opts;
+	if (opts->principal)
+		s->who = *opts->principal;
+	else
+		tb_principal_local(&s->who, TB_AUTH_STDIO);
+	s->opts.principal = &s->who;
 	pthread_mutex_init(&s->out_lock, NULL);
 	pthread_mutex_init(&s->calls_lock, NULL);
 	pthread_cond_init(&s->room, NULL);

@@ -4,11 +4,13 @@
 #ifndef TB_MCP_H
 #define TB_MCP_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 struct tb_mcp;
 struct tb_parker;
+struct tb_principal;
 struct tb_session;
 struct tb_workers;
 
@@ -39,6 +41,9 @@ struct tb_mcp_opts {
 	bool test_tools;            /* TB_TOOL_TEST_ONLY tools are visible */
 	struct tb_session *session; /* the transport's session for this
 	                               connection (borrowed), or NULL */
+	/* Who makes every request of this object (copied by tb_mcp_new);
+	 * NULL: "local", every scope. */
+	const struct tb_principal *principal;
 	/* Admission (0: none): before it takes a line, tb_mcp_handle_line
 	 * waits while max_calls calls are in flight, or while their cost
 	 * (bytes, and TB_RPC_VALUE_COST per JSON value) and the line's would
@@ -85,6 +90,12 @@ void tb_mcp_close(struct tb_mcp *s, void (*done)(void *ctx), void *ctx);
 
 /* Frees s; every call must have finished (drain the pool first). */
 void tb_mcp_free(struct tb_mcp *s);
+
+/* The scopes (enum tb_scope bits) a message of method with params needs:
+ * a tool's for tools/call, taskbox:read for tasks/get, tasks/result and
+ * tasks/list, taskbox:run for tasks/cancel and tasks/update, none (0) for
+ * the rest (initialize, ping, tools/list, ...). Thread-safe. */
+unsigned tb_mcp_scope_needed(const char *method, const json_t *params);
 
 /* The protocol versions served, newest first, NULL-terminated. */
 extern const char *const tb_mcp_versions[];

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "base/principal.h"
 #include "protocol/mcp.h"
 #include "protocol/mcp_era.h"
 #include "protocol/parker.h"
@@ -15,6 +16,7 @@
 
 struct tb_mcp {
 	struct tb_mcp_opts opts;
+	struct tb_principal who;    /* opts.principal points here */
 	pthread_mutex_t out_lock;   /* one writer at a time */
 	pthread_mutex_t calls_lock; /* guards calls and every call->cancelled */
 	struct tb_call *calls;      /* in flight, newest first */

@@ -47,6 +47,7 @@ struct tb_call *tb_call_new(struct tb_mcp *s, const struct tb_tool_entry *tool,
 	/* A modern request belongs to no session: no default sandbox, no
 	 * cleanup at the end. */
 	c->base.session = c->modern ? NULL : s->opts.session;
+	c->base.principal = &s->who;
 	c->mcp = s;
 	c->tool = tool;
 	c->id = json_incref(id);

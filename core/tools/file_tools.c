@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/base64.h"
+#include "base/principal.h"
 #include "tasks/host_mask.h"
 #include "tasks/box.h"
 #include "tools/sandboxes.h"
@@ -202,6 +203,7 @@ static const struct tb_tool tools[] = {
         .output_schema = read_output,
         .annotations = "{\"title\":\"Read a file\",\"readOnlyHint\":true,"
                        "\"openWorldHint\":false}",
+        .scope = TB_SCOPE_READ,
         .fn = read_file,
     },
     {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/principal.h"
 #include "tools/sandboxes.h"
 #include "tasks/task_list.h"
 #include "tools/task_schemas.h"
@@ -98,6 +99,7 @@ static const struct tb_tool tool = {
     .output_schema = list_output,
     .annotations = "{\"title\":\"List a sandbox's tasks\","
                    "\"readOnlyHint\":true,\"openWorldHint\":false}",
+    .scope = TB_SCOPE_READ,
     .fn = list_tasks,
 };
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/principal.h"
 #include "tasks/session.h"
 #include "tasks/sup_client.h"
 #include "tasks/task_id.h"
@@ -450,6 +451,7 @@ static const struct tb_tool tools[] = {
         .output_schema = view_output,
         .annotations = "{\"title\":\"Read a task's state and output\","
                        "\"readOnlyHint\":true,\"openWorldHint\":false}",
+        .scope = TB_SCOPE_READ,
         .fn = get_task,
     },
     {

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct tb_principal;
 struct tb_session;
 
 /* One in-flight tools/call as its handler sees it. The protocol layer owns
@@ -35,6 +36,7 @@ struct tb_tool_call {
 	const struct tb_call_ops *ops;
 	struct tb_session *session; /* the caller's session; NULL in an era
 	                               without sessions */
+	const struct tb_principal *principal; /* who calls; never NULL */
 };
 
 /* A tool handler. args has already been validated against input_schema
@@ -67,6 +69,8 @@ struct tb_tool {
 	                              {"taskSupport":"optional"}, or NULL */
 	tb_tool_fn fn;
 	unsigned flags; /* enum tb_tool_flags */
+	unsigned scope; /* the scope a call needs (enum tb_scope of
+	                   base/principal.h); 0: taskbox:run */
 };
 
 /* Adds a tool. The struct and its strings are borrowed for the life of the

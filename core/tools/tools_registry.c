@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/principal.h"
 #include "tools/tool_stats.h"
 #include "tools/tools_registry.h"
 
@@ -128,6 +129,15 @@ const struct tb_tool_entry *tb_tools_find(const char *name, bool test_tools)
 			           ? &entries[i]
 			           : NULL;
 	return NULL;
+}
+
+unsigned tb_tools_scope(const char *name)
+{
+	const struct tb_tool_entry *e = tb_tools_find(name, true);
+
+	if (!e)
+		return 0;
+	return e->tool->scope ? e->tool->scope : TB_SCOPE_RUN;
 }
 
 void tb_tools_reset(void)

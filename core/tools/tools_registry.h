@@ -27,6 +27,10 @@ const struct tb_tool_entry *tb_tools_at(size_t i);
  * test_tools is set. */
 const struct tb_tool_entry *tb_tools_find(const char *name, bool test_tools);
 
+/* The scope (enum tb_scope) a call of the tool called name needs, or 0
+ * when there is no such tool (the call is refused as unknown anyway). */
+unsigned tb_tools_scope(const char *name);
+
 /* True when entry is listed and callable in this mode. */
 bool tb_tools_visible(const struct tb_tool_entry *e, bool test_tools);
 

@@ -7,13 +7,28 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct tb_http_credential;
+struct tb_oauth;
+
 struct tb_http_opts {
 	const char *listen; /* "[ADDR:]PORT" */
 	const char *path;   /* the endpoint; NULL: "/mcp" */
-	/* Accepted bearer tokens (borrowed); none: no token is asked for
-	 * (loopback listen addresses only). */
-	const char *const *tokens;
-	size_t n_tokens;
+	/* Static bearer tokens and their principals (borrowed). With none
+	 * and no oauth, no token is asked for and every request is the
+	 * principal "local" (loopback listen addresses only). */
+	const struct tb_http_credential *credentials;
+	size_t n_credentials;
+	/* OAuth 2.1 (all NULL without it): the URL clients use for the
+	 * endpoint (the resource's identifier), the authorization server,
+	 * and the verifier of its access tokens. */
+	const char *public_url;
+	const char *issuer;
+	struct tb_oauth *oauth;
+	/* The names tokens give the scopes read, run and admin (NULL: the
+	 * canonical taskbox:read, ...), and the scope a 401 tells clients
+	 * to ask for first (NULL: run's name). */
+	const char *scope_names[3];
+	const char *challenge_scope;
 	/* Allow-lists (borrowed); none: the loopback defaults. */
 	const char *const *allowed_origins;
 	size_t n_allowed_origins;

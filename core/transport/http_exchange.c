@@ -366,7 +366,7 @@ static bool bind_session(struct http_exchange *ex, const struct tb_rpc_msg *m,
 
 	if (!sid && m->kind == TB_RPC_REQUEST &&
 	    strcmp(m->method, "initialize") == 0) {
-		ex->session = http_session_create(ex->srv->sessions);
+		ex->session = http_session_create(ex->srv->sessions, &ex->who);
 		ex->new_session = ex->session != NULL;
 		if (!ex->session)
 			*rc = http_reply_error(ex, MHD_HTTP_SERVICE_UNAVAILABLE,
@@ -382,7 +382,7 @@ static bool bind_session(struct http_exchange *ex, const struct tb_rpc_msg *m,
 		                       "initialize");
 		return false;
 	}
-	ex->session = http_session_find(ex->srv->sessions, sid);
+	ex->session = http_session_find(ex->srv->sessions, sid, &ex->who);
 	if (!ex->session) {
 		*rc = http_reply_error(ex, MHD_HTTP_NOT_FOUND, -32001,
 		                       "Session not found: header "
@@ -406,7 +406,7 @@ static enum MHD_Result modern_post(struct http_exchange *ex,
 	ex->modern = true;
 	if (!http_modern_check(ex, m, &rc))
 		return rc;
-	ex->stateless = http_stateless_open(ex->srv->stateless);
+	ex->stateless = http_stateless_open(ex->srv->stateless, &ex->who);
 	if (!ex->stateless)
 		return http_reply_error(ex, MHD_HTTP_SERVICE_UNAVAILABLE,
 		                        TB_RPC_INTERNAL_ERROR,
@@ -434,6 +434,11 @@ enum MHD_Result http_exchange_post(struct http_exchange *ex)
 		rc = http_reply_json(
 		    ex, MHD_HTTP_BAD_REQUEST,
 		    tb_rpc_error(m.id, m.error_code, "%s", m.error_message));
+		tb_rpc_msg_clear(&m);
+		return rc;
+	}
+	if (m.kind == TB_RPC_REQUEST &&
+	    !http_scope_allows(ex, m.method, m.params, &rc)) {
 		tb_rpc_msg_clear(&m);
 		return rc;
 	}

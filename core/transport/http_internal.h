@@ -10,9 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/principal.h"
 #include "protocol/mcp.h"
 #include "transport/http.h"
 #include "transport/http_conns.h"
+#include "transport/http_challenge.h"
 #include "transport/http_mhd.h"
 
 #define HTTP_SID_BYTES 16 /* 128 random bits, sent as 32 hex digits */
@@ -28,6 +30,7 @@ struct tb_rpc_msg;
 struct http_server {
 	const struct tb_http_opts *opts;
 	const char *path;
+	struct tb_http_auth_view auth; /* the challenges' view of opts */
 	char listen_host[64]; /* "addr:port" as a Host header names it */
 	struct MHD_Daemon *daemon;
 	struct tb_workers *pool;
@@ -45,6 +48,7 @@ struct http_server {
 
 struct http_session {
 	char id[HTTP_SID_LEN + 1];
+	struct tb_principal who; /* who made it: only they find it */
 	struct tb_mcp *mcp;
 	struct tb_session *core;
 	pthread_mutex_t feed; /* one message or a close at a time */
@@ -61,15 +65,18 @@ struct http_sessions *http_sessions_new(struct tb_workers *pool,
                                         struct tb_parker *parker,
                                         bool test_tools);
 
-/* A new session, active for the caller and not yet findable; NULL when
- * out of memory. */
-struct http_session *http_session_create(struct http_sessions *t);
+/* A new session of principal who (copied), active for the caller and not
+ * yet findable; NULL when out of memory. */
+struct http_session *http_session_create(struct http_sessions *t,
+                                         const struct tb_principal *who);
 
 /* Makes a created session findable by its id (its initialize succeeded). */
 void http_session_publish(struct http_session *s);
 
-/* The live session with this id, active for the caller, or NULL. */
-struct http_session *http_session_find(struct http_sessions *t, const char *id);
+/* The live session with this id made by principal who, active for the
+ * caller, or NULL (another principal's session is not found). */
+struct http_session *http_session_find(struct http_sessions *t, const char *id,
+                                       const struct tb_principal *who);
 
 /* The caller's exchange with s is over: s may go idle. */
 void http_session_done(struct http_session *s);
@@ -106,9 +113,11 @@ struct http_stateless_table *http_stateless_new(struct tb_workers *pool,
                                                 struct tb_parker *parker,
                                                 bool test_tools);
 
-/* A protocol object for one request, in no session; NULL when out of
- * memory. Holds a reference for the caller's exchange. */
-struct http_stateless *http_stateless_open(struct http_stateless_table *t);
+/* A protocol object for one request of principal who (copied), in no
+ * session; NULL when out of memory. Holds a reference for the caller's
+ * exchange. */
+struct http_stateless *http_stateless_open(struct http_stateless_table *t,
+                                           const struct tb_principal *who);
 struct tb_mcp *http_stateless_mcp(const struct http_stateless *e);
 
 /* The request is over: e's calls are shut down, and e goes once they have
@@ -176,6 +185,7 @@ struct http_exchange {
 	struct http_session *session;     /* found or made for it, or NULL */
 	struct http_stateless *stateless; /* a modern request's, or NULL */
 	bool modern;                      /* of MCP 2026-07-28 */
+	struct tb_principal who;          /* who sent it, once authenticated */
 	int64_t start_ms;
 	unsigned status; /* the status queued, or 0 */
 	bool counted;    /* in srv->inflight */
@@ -227,6 +237,24 @@ void http_exchange_completed(struct http_exchange *ex,
 /* The watcher's callbacks for exchanges. */
 void http_exchange_gone(void *ex);
 void http_exchange_release(void *ex);
+
+/* --- who is calling (http_auth.c) --- */
+
+/* Authenticates ex's request by its Authorization header (never its query
+ * string): sets ex->who and returns true, or answers (401 with a challenge,
+ * 400, or 503 while the issuer's keys cannot be had) and returns false
+ * with *rc set. MHD's thread. */
+bool http_authenticate(struct http_exchange *ex, enum MHD_Result *rc);
+
+/* Whether ex->who holds the scopes message method (params) needs; else
+ * answers 403 with an insufficient_scope challenge and returns false. */
+bool http_scope_allows(struct http_exchange *ex, const char *method,
+                       const json_t *params, enum MHD_Result *rc);
+
+/* Whether url is the protected resource metadata's (at the root or
+ * followed by the endpoint's path), served when oauth is configured. */
+bool http_is_resource_metadata(const struct http_server *srv, const char *url);
+enum MHD_Result http_reply_resource_metadata(struct http_exchange *ex);
 
 /* --- the access handler (http_request.c) --- */
 

@@ -1,4 +1,4 @@
-/* The token, Origin and Host checks of http_policy.h. */
+/* The Origin and Host checks of http_policy.h. */
 #include "config.h"
 
 #include <stdio.h>
@@ -7,37 +7,6 @@
 #include <strings.h>
 
 #include "transport/http_policy.h"
-
-bool tb_http_token_equal(const char *given, size_t glen, const char *token)
-{
-	size_t tlen = strlen(token);
-	unsigned char diff = (unsigned char)(glen != tlen);
-
-	for (size_t i = 0; i < tlen; i++) {
-		unsigned char g = i < glen ? (unsigned char)given[i] : 0;
-		diff |= (unsigned char)(g ^ (unsigned char)token[i]);
-	}
-	return diff == 0;
-}
-
-bool tb_http_bearer_ok(const char *header, const char *const *tokens, size_t n)
-{
-	bool ok = false;
-
-	if (!header || strncasecmp(header, "Bearer ", 7) != 0)
-		return false;
-	header += 7;
-	while (*header == ' ')
-		header++;
-	size_t len = strlen(header);
-	while (len > 0 && header[len - 1] == ' ')
-		len--;
-	if (len == 0)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		ok |= tb_http_token_equal(header, len, tokens[i]);
-	return ok;
-}
 
 /* Splits "host[:port]" (host may be "[v6]") into host and port ("" when
  * absent). Returns -1 when malformed or too long. */
@@ -150,41 +119,4 @@ bool tb_http_origin_allowed(const char *origin, const char *const *allowed,
 				return true;
 		}
 	return false;
-}
-
-int tb_http_tokens_split(const char *text, char ***v, size_t *n, char *why,
-                         size_t whylen)
-{
-	const char *p = text;
-
-	while (p && *p) {
-		size_t len = strcspn(p, ",\r\n");
-		const char *start = p, *end = p + len;
-		p = *end ? end + 1 : end;
-		while (start < end && (*start == ' ' || *start == '\t'))
-			start++;
-		while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
-			end--;
-		if (start == end)
-			continue;
-		for (const char *c = start; c < end; c++)
-			if (*c < 0x21 || *c > 0x7e) {
-				snprintf(why, whylen,
-				         "a token must be visible ASCII "
-				         "characters (no spaces)");
-				return -1;
-			}
-		char **grown = realloc(*v, (*n + 1) * sizeof **v);
-		if (!grown)
-			goto nomem;
-		*v = grown;
-		(*v)[*n] = strndup(start, (size_t)(end - start));
-		if (!(*v)[*n])
-			goto nomem;
-		(*n)++;
-	}
-	return 0;
-nomem:
-	snprintf(why, whylen, "out of memory");
-	return -1;
 }

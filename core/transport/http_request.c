@@ -1,8 +1,8 @@
 /* The access handler: every request's checks in order (a sound head,
- * health, Host, Origin, token, path, method, content type, size,
- * admission), then the body to its exchange, DELETE to its session,
- * /metrics to the renderer. It moves the connection through the phases
- * of its deadlines (http_conns.h) and marks it authenticated. */
+ * health, Host, Origin, the resource metadata, who is calling, path,
+ * method, content type, size, admission), then the body to its exchange,
+ * DELETE to its session, /metrics to the renderer. It moves the
+ * connection through the phases of its deadlines (http_conns.h). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -23,19 +23,6 @@ static enum MHD_Result reply_metrics(struct http_exchange *ex)
 
 	return http_reply_owned(ex, MHD_HTTP_OK, "text/plain; version=0.0.4",
 	                        text, len, NULL, NULL);
-}
-
-static enum MHD_Result reply_unauthorized(struct http_exchange *ex)
-{
-	bool given = http_header(ex, MHD_HTTP_HEADER_AUTHORIZATION) != NULL;
-
-	return http_reply_error_with(
-	    ex, MHD_HTTP_UNAUTHORIZED, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-	    "Bearer realm=\"taskbox\"",
-	    given ? "Unauthorized: header Authorization: the bearer token is "
-	            "not one this server accepts"
-	          : "Unauthorized: header Authorization: required, as "
-	            "\"Bearer TOKEN\"");
 }
 
 static enum MHD_Result reply_not_allowed(struct http_exchange *ex)
@@ -67,8 +54,8 @@ static bool is_json(const char *type)
 	       (type[n] == '\0' || type[n] == ';' || type[n] == ' ');
 }
 
-/* The checks every request but /healthz passes; answers (returning
- * false) the first one failed. */
+/* The Host and Origin checks every request but /healthz passes; answers
+ * (returning false) the first one failed. */
 static bool allowed(struct http_exchange *ex, enum MHD_Result *rc)
 {
 	const struct http_server *srv = ex->srv;
@@ -94,13 +81,6 @@ static bool allowed(struct http_exchange *ex, enum MHD_Result *rc)
 		                       origin);
 		return false;
 	}
-	if (o->n_tokens > 0 &&
-	    !tb_http_bearer_ok(http_header(ex, MHD_HTTP_HEADER_AUTHORIZATION),
-	                       o->tokens, o->n_tokens)) {
-		*rc = reply_unauthorized(ex);
-		return false;
-	}
-	http_conn_authenticated(srv->conns, ex->link);
 	return true;
 }
 
@@ -172,7 +152,7 @@ static enum MHD_Result delete_session(struct http_exchange *ex)
 		return http_reply_error(ex, MHD_HTTP_BAD_REQUEST, -32000,
 		                        "Bad Request: header Mcp-Session-Id: "
 		                        "required to end a session");
-	s = http_session_find(ex->srv->sessions, sid);
+	s = http_session_find(ex->srv->sessions, sid, &ex->who);
 	if (!s)
 		return http_reply_error(
 		    ex, MHD_HTTP_NOT_FOUND, -32001,
@@ -201,6 +181,11 @@ static enum MHD_Result headers(struct http_exchange *ex, const char *url,
 		return http_reply_text(ex, MHD_HTTP_OK, "text/plain", "ok");
 	if (!allowed(ex, &rc))
 		return rc;
+	if (get && http_is_resource_metadata(ex->srv, url))
+		return http_reply_resource_metadata(ex);
+	if (!http_authenticate(ex, &rc))
+		return rc;
+	http_conn_authenticated(ex->srv->conns, ex->link);
 	if (get && strcmp(url, "/metrics") == 0)
 		return reply_metrics(ex);
 	if (strcmp(url, ex->srv->path) != 0)

@@ -114,7 +114,7 @@ static struct http_conn_limits conn_limits(const struct tb_http_opts *o)
 	    .body_ms = 1000 * (o->body_timeout_s ? o->body_timeout_s
 	                                         : DEFAULT_BODY_TIMEOUT_S),
 	    /* with no token to ask for, no one is refused */
-	    .max_unauthenticated = o->n_tokens > 0 ? cap : 0,
+	    .max_unauthenticated = o->n_credentials > 0 || o->oauth ? cap : 0,
 	};
 }
 
@@ -284,6 +284,13 @@ int tb_serve_http(const struct tb_http_opts *opts)
 		return 1;
 	}
 	srv.path = opts->path ? opts->path : DEFAULT_PATH;
+	srv.auth = (struct tb_http_auth_view){
+	    .public_url = opts->public_url,
+	    .issuer = opts->issuer,
+	    .scope_names = {opts->scope_names[0], opts->scope_names[1],
+	                    opts->scope_names[2]},
+	    .challenge_scope = opts->challenge_scope,
+	};
 	/* Every request in flight holds a connection: by default the cap is
 	 * the connections' (so a burst of new calls queues rather than
 	 * being refused), and the pool's queue holds that many. */
@@ -342,6 +349,12 @@ int tb_serve_http(const struct tb_http_opts *opts)
 	srv.daemon = srv.watch ? start_daemon(&srv, &addr, &tls) : NULL;
 	if (srv.daemon) {
 		log_listening(&srv, &addr, tls.cert != NULL);
+		if (opts->n_credentials == 0 && !opts->oauth)
+			tb_log_always(TB_LOG_WARN,
+			              "unauthenticated: no token source is "
+			              "configured, so every request is served "
+			              "as principal local with every scope "
+			              "(loopback only)");
 		wait_for_stop();
 		stop(&srv);
 		rc = 0;

@@ -122,7 +122,8 @@ static void no_write(void *ctx, const char *line, size_t len, bool reply)
 	tb_log(TB_LOG_ERROR, "HTTP session: a message without a request");
 }
 
-struct http_session *http_session_create(struct http_sessions *t)
+struct http_session *http_session_create(struct http_sessions *t,
+                                         const struct tb_principal *who)
 {
 	unsigned char raw[HTTP_SID_BYTES];
 	struct http_session *s = calloc(1, sizeof *s);
@@ -136,8 +137,10 @@ struct http_session *http_session_create(struct http_sessions *t)
 	}
 	for (size_t i = 0; i < sizeof raw; i++)
 		snprintf(s->id + 2 * i, 3, "%02x", raw[i]);
+	s->who = *who;
 	s->core = tb_session_new();
 	struct tb_mcp_opts mo = {
+	    .principal = &s->who,
 	    .write = no_write,
 	    .pool = t->pool,
 	    .parker = t->parker,
@@ -162,7 +165,8 @@ struct http_session *http_session_create(struct http_sessions *t)
 	return s;
 }
 
-struct http_session *http_session_find(struct http_sessions *t, const char *id)
+struct http_session *http_session_find(struct http_sessions *t, const char *id,
+                                       const struct tb_principal *who)
 {
 	struct http_session *s;
 
@@ -170,7 +174,8 @@ struct http_session *http_session_find(struct http_sessions *t, const char *id)
 		return NULL;
 	pthread_mutex_lock(&t->lock);
 	for (s = t->bucket[bucket_of(id)]; s; s = s->next)
-		if (strcmp(s->id, id) == 0) {
+		if (strcmp(s->id, id) == 0 &&
+		    strcmp(s->who.name, who->name) == 0) {
 			s->refs++;
 			s->active++;
 			s->last_used_ms = http_now_ms();

@@ -53,10 +53,12 @@ struct http_stateless_table *http_stateless_new(struct tb_workers *pool,
 	return t;
 }
 
-struct http_stateless *http_stateless_open(struct http_stateless_table *t)
+struct http_stateless *http_stateless_open(struct http_stateless_table *t,
+                                           const struct tb_principal *who)
 {
 	struct http_stateless *e = calloc(1, sizeof *e);
 	struct tb_mcp_opts mo = {
+	    .principal = who,
 	    .write = no_write,
 	    .pool = t->pool,
 	    .parker = t->parker,

@@ -3,13 +3,17 @@
 # Mcp-Session-Id, on libmicrohttpd).
 # (included from core/local.mk)
 libtaskbox_core_la_SOURCES += \
+	core/transport/http_challenge.c \
 	core/transport/http_policy.c \
+	core/transport/http_tokens.c \
 	core/transport/server.c \
 	core/transport/stop.c
 noinst_HEADERS += \
 	core/transport/http.h \
 	core/transport/http_internal.h \
+	core/transport/http_challenge.h \
 	core/transport/http_policy.h \
+	core/transport/http_tokens.h \
 	core/transport/server.h \
 	core/transport/stop.h
 
@@ -17,6 +21,7 @@ noinst_HEADERS += \
 # libmicrohttpd's headers and loads the library when it starts
 # (http_mhd.c): nothing links it.
 taskbox_SOURCES += \
+	core/transport/http_auth.c \
 	core/transport/http_conns.c \
 	core/transport/http_conns.h \
 	core/transport/http_exchange.c \

@@ -6,6 +6,11 @@ TESTS += tests/http/test_http_units
 tests_http_test_http_units_SOURCES = tests/http/test_http_units.c
 tests_http_test_http_units_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_http_test_http_units_LDADD = $(UNIT_TEST_LDADD)
+check_PROGRAMS += tests/http/test_http_auth
+TESTS += tests/http/test_http_auth
+tests_http_test_http_auth_SOURCES = tests/http/test_http_auth.c
+tests_http_test_http_auth_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_http_test_http_auth_LDADD = $(UNIT_TEST_LDADD)
 
 EXTRA_DIST += tests/http/transport.test.mjs tests/http/parked-waits.test.mjs \
 	tests/http/modern.test.mjs tests/http/quiet-waits.test.mjs \

@@ -1,6 +1,6 @@
-/* The pure pieces of the HTTP transport: token comparison, the Origin and
- * Host allow-lists, token lists, listen addresses, the metrics text and
- * the config's "http" section. */
+/* The pure pieces of the HTTP transport: the Origin and Host allow-lists,
+ * listen addresses, the metrics text and the config's "http" section (the
+ * tokens and challenges are test_http_auth.c's). */
 #include "config.h"
 
 #include <criterion/criterion.h>
@@ -11,29 +11,6 @@
 #include "base/metrics.h"
 #include "host/config_file.h"
 #include "transport/http_policy.h"
-
-static const char *const tokens[] = {"alpha-123", "beta-4567890"};
-
-Test(http_policy, tokens_compare_whole)
-{
-	cr_assert(tb_http_token_equal("alpha-123", 9, "alpha-123"));
-	cr_assert_not(tb_http_token_equal("alpha-12", 8, "alpha-123"));
-	cr_assert_not(tb_http_token_equal("alpha-1234", 10, "alpha-123"));
-	cr_assert_not(tb_http_token_equal("alpha-124", 9, "alpha-123"));
-	cr_assert_not(tb_http_token_equal("", 0, "alpha-123"));
-}
-
-Test(http_policy, bearer_header)
-{
-	cr_assert(tb_http_bearer_ok("Bearer alpha-123", tokens, 2));
-	cr_assert(tb_http_bearer_ok("bearer beta-4567890", tokens, 2));
-	cr_assert(tb_http_bearer_ok("Bearer  alpha-123 ", tokens, 2));
-	cr_assert_not(tb_http_bearer_ok("Bearer alpha-12", tokens, 2));
-	cr_assert_not(tb_http_bearer_ok("Basic alpha-123", tokens, 2));
-	cr_assert_not(tb_http_bearer_ok("Bearer ", tokens, 2));
-	cr_assert_not(tb_http_bearer_ok("alpha-123", tokens, 2));
-	cr_assert_not(tb_http_bearer_ok(NULL, tokens, 2));
-}
 
 Test(http_policy, default_origins_are_loopback)
 {
@@ -86,25 +63,6 @@ Test(http_policy, hosts)
 	cr_assert(tb_http_host_allowed("10.0.0.5:9000", list, 2, NULL));
 	cr_assert_not(tb_http_host_allowed("10.0.0.5:9001", list, 2, NULL));
 	cr_assert_not(tb_http_host_allowed("localhost", list, 2, NULL));
-}
-
-Test(http_policy, token_lists)
-{
-	char **v = NULL, why[128];
-	size_t n = 0;
-
-	cr_assert_eq(
-	    tb_http_tokens_split(" a1 ,b2,,\nc3\r\n", &v, &n, why, sizeof why),
-	    0);
-	cr_assert_eq(n, 3);
-	cr_assert_str_eq(v[0], "a1");
-	cr_assert_str_eq(v[1], "b2");
-	cr_assert_str_eq(v[2], "c3");
-	cr_assert_eq(tb_http_tokens_split("x y", &v, &n, why, sizeof why), -1);
-	cr_assert(strstr(why, "visible ASCII"));
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
 }
 
 Test(listen_addr, forms)

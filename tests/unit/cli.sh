@@ -196,4 +196,37 @@ expect 4 "^\\\$\.providers\.w\.settings: .*unknown setting 'bogus'" \
 expect 2 '--start is an option of check-config, not of providers' \
 	"$bin" providers --start
 
+# A token source that is configured and names no token is a start-up
+# error naming the source (never an open server); a loopback server with
+# no token source at all says once that it is unauthenticated.
+cat >"$tmp/tok-empty.json" <<JSON
+{"default": "l", "providers": {"l": {"plugin": "local"}},
+ "http": {"token_file": "$tmp/tokens-empty"}}
+JSON
+printf '# nobody yet\n\n' >"$tmp/tokens-empty"
+expect 3 '^\$\.http\.token_file \(.*tokens-empty\): names no token' \
+	timeout 20 "$bin" serve --config "$tmp/tok-empty.json" --http 127.0.0.1:0
+cat >"$tmp/tok-env.json" <<'JSON'
+{"default": "l", "providers": {"l": {"plugin": "local"}},
+ "http": {"token_env": "TB_CLI_TEST_UNSET_TOKEN"}}
+JSON
+expect 3 '^\$\.http\.token_env: \$TB_CLI_TEST_UNSET_TOKEN is not set' \
+	timeout 20 env -u TB_CLI_TEST_UNSET_TOKEN "$bin" serve --config "$tmp/tok-env.json" \
+	--http 127.0.0.1:0
+expect 3 '^the token \(\$TASKBOX_HTTP_TOKEN\): names no token' \
+	timeout 20 env TASKBOX_HTTP_TOKEN=, "$bin" serve --http 127.0.0.1:0
+printf 'secret-one alice\nsecret-one bob\n' >"$tmp/tokens-twice"
+cat >"$tmp/tok-twice.json" <<JSON
+{"default": "l", "providers": {"l": {"plugin": "local"}},
+ "http": {"token_file": "$tmp/tokens-twice"}}
+JSON
+expect 3 'tokens-twice\): line 2: a token given before is given again' \
+	timeout 20 "$bin" serve --config "$tmp/tok-twice.json" --http 127.0.0.1:0
+if grep -q secret-one "$tmp/out"; then
+	echo "FAIL: the duplicate token's error shows the token"
+	fail=1
+fi
+expect 0 'warn: unauthenticated: no token source is configured, so every request is served as principal local' \
+	sh -c "'$bin' serve --http 127.0.0.1:0 & p=\$!; sleep 1; kill \$p; wait \$p"
+
 exit $fail
