@@ -39,16 +39,20 @@ static bool is_tchar(unsigned char c)
 	       (c >= 'A' && c <= 'Z') || (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
-/* Whether [from, to) holds only the NULs of at most max line ends'
- * bytes, and at least one. */
+/* Whether [from, to) holds only the NULs of line ends (one to max) and
+ * blanks (a library that trims a value's trailing blanks leaves them). */
 static bool only_line_end(const char *from, const char *to, size_t max)
 {
-	if (!from || to <= from || (size_t)(to - from) > max)
+	size_t nuls = 0;
+
+	if (!from || to <= from)
 		return false;
 	for (const char *p = from; p < to; p++)
-		if (*p)
+		if (*p == '\0')
+			nuls++;
+		else if (*p != ' ' && *p != '\t')
 			return false;
-	return true;
+	return nuls >= 1 && nuls <= max;
 }
 
 /* Records the first problem, in the field named key. */
