@@ -9,8 +9,12 @@
  * so a descriptor shut down here is always still the connection's. */
 #include "config.h"
 
+#include <linux/tcp.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "base/log.h"
@@ -22,8 +26,9 @@ struct http_conn {
 	enum http_conn_phase phase;
 	int64_t since_ms; /* when the phase began */
 	bool authenticated;
-	bool reused; /* a request of it was answered */
-	bool cut;    /* shut down */
+	bool reused;       /* a request of it was answered */
+	bool cut;          /* shut down */
+	uint64_t received; /* bytes received on fd when the phase began */
 	struct http_conn *prev, *next;
 };
 
@@ -37,8 +42,13 @@ struct http_conns {
 	struct http_conn_limits limits;
 	pthread_mutex_t lock;
 	struct conn_list unauthenticated, authenticated;
-	unsigned evicted; /* since the last sweep */
+	unsigned evicted; /* by http_conn_open since the last sweep */
 };
+
+/* How long a connection may wait for its headers before it counts against
+ * the cap of unauthenticated ones: a client sends its headers at once, and
+ * a burst of new connections from clients that have tokens is not cut. */
+#define LINGER_MS 1000
 
 static void list_push(struct conn_list *l, struct http_conn *c)
 {
@@ -79,6 +89,19 @@ static void cut(struct http_conn *c)
 	shutdown(c->fd, SHUT_RDWR);
 }
 
+/* Bytes received on socket fd so far (UINT64_MAX when unknown). */
+static uint64_t tcp_received(int fd)
+{
+	struct tcp_info info = {0};
+	socklen_t len = sizeof info;
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) < 0 ||
+	    len < offsetof(struct tcp_info, tcpi_bytes_received) +
+	              sizeof info.tcpi_bytes_received)
+		return UINT64_MAX;
+	return info.tcpi_bytes_received;
+}
+
 struct http_conns *http_conns_new(const struct http_conn_limits *limits)
 {
 	struct http_conns *t = calloc(1, sizeof *t);
@@ -98,16 +121,43 @@ void http_conns_free(struct http_conns *t)
 	free(t);
 }
 
-/* Shuts down the oldest unauthenticated connection waiting for its
- * headers, or else newest; lock held. */
-static void evict(struct http_conns *t, struct http_conn *newest)
+/* Whether the server has read every byte c's client sent: its wait is
+ * the client's, not the server's (a server busy with a burst of requests
+ * reads them late); lock held. */
+static bool all_read(const struct http_conn *c)
 {
-	struct http_conn *c = t->unauthenticated.head;
+	int unread = 0;
 
-	while (c && (c == newest || c->cut || c->phase != HTTP_CONN_HEAD))
-		c = c->next;
-	cut(c ? c : newest);
-	t->evicted++;
+	return ioctl(c->fd, FIONREAD, &unread) < 0 || unread == 0;
+}
+
+/* Whether c's client has sent a byte since its phase began: a connection
+ * silent since it opened or since its last answer is left to the idle
+ * timeout (a client opening many connections under load may write on
+ * some late, and a kept-alive one waits between requests); lock held. */
+static bool begun(const struct http_conn *c)
+{
+	return tcp_received(c->fd) > c->received;
+}
+
+/* Whether c has waited for its headers long enough to count against the
+ * cap; lock held. */
+static bool lingers(const struct http_conn *c, int64_t now)
+{
+	return !c->cut && c->phase == HTTP_CONN_HEAD &&
+	       now - c->since_ms >= LINGER_MS && all_read(c) && begun(c);
+}
+
+/* Past the cap, shuts down the oldest unauthenticated connection that
+ * lingers, if any: a new one takes its place at once; lock held. */
+static void evict_one(struct http_conns *t, int64_t now)
+{
+	for (struct http_conn *c = t->unauthenticated.head; c; c = c->next)
+		if (lingers(c, now)) {
+			cut(c);
+			t->evicted++;
+			return;
+		}
 }
 
 struct http_conn *http_conn_open(struct http_conns *t, int fd)
@@ -120,13 +170,14 @@ struct http_conn *http_conn_open(struct http_conns *t, int fd)
 	}
 	c->fd = fd;
 	c->phase = HTTP_CONN_HEAD;
+	c->received = 0;
 	c->since_ms = http_now_ms();
 	c->authenticated = t->limits.max_unauthenticated == 0;
 	pthread_mutex_lock(&t->lock);
 	list_push(list_of(t, c), c);
 	if (!c->authenticated &&
 	    t->unauthenticated.n > t->limits.max_unauthenticated)
-		evict(t, c);
+		evict_one(t, c->since_ms);
 	pthread_mutex_unlock(&t->lock);
 	return c;
 }
@@ -147,8 +198,12 @@ void http_conn_enter(struct http_conns *t, struct http_conn *c,
 	if (!c)
 		return;
 	pthread_mutex_lock(&t->lock);
-	if (phase == HTTP_CONN_HEAD && c->phase != HTTP_CONN_HEAD)
+	if (phase == HTTP_CONN_HEAD && c->phase != HTTP_CONN_HEAD) {
 		c->reused = true;
+		c->received = tcp_received(c->fd);
+		if (c->received == UINT64_MAX)
+			c->received = 0;
+	}
 	c->phase = phase;
 	c->since_ms = http_now_ms();
 	pthread_mutex_unlock(&t->lock);
@@ -186,8 +241,29 @@ static unsigned sweep_list(struct http_conns *t, struct conn_list *l,
 	unsigned n = 0;
 
 	for (struct http_conn *c = l->head; c; c = c->next)
-		if (!c->cut && now >= deadline(t, c)) {
+		if (!c->cut && now >= deadline(t, c) && all_read(c) &&
+		    (c->phase != HTTP_CONN_HEAD || begun(c))) {
 			cut(c);
+			n++;
+		}
+	return n;
+}
+
+/* Shuts down the oldest unauthenticated connections that linger, past
+ * the cap; lock held. */
+static unsigned sweep_over_cap(struct http_conns *t, int64_t now)
+{
+	unsigned max = t->limits.max_unauthenticated, lingering = 0, n = 0;
+
+	if (max == 0)
+		return 0;
+	for (struct http_conn *c = t->unauthenticated.head; c; c = c->next)
+		lingering += lingers(c, now);
+	for (struct http_conn *c = t->unauthenticated.head;
+	     c && lingering > max; c = c->next)
+		if (lingers(c, now)) {
+			cut(c);
+			lingering--;
 			n++;
 		}
 	return n;
@@ -201,7 +277,7 @@ unsigned http_conns_sweep(struct http_conns *t)
 	pthread_mutex_lock(&t->lock);
 	late = sweep_list(t, &t->unauthenticated, now) +
 	       sweep_list(t, &t->authenticated, now);
-	evicted = t->evicted;
+	evicted = t->evicted + sweep_over_cap(t, now);
 	t->evicted = 0;
 	pthread_mutex_unlock(&t->lock);
 	if (late || evicted)

@@ -38,8 +38,9 @@ void http_conns_free(struct http_conns *t);
 
 /* A new connection on socket fd (libmicrohttpd's thread, as it starts):
  * in HEAD from now, unauthenticated. Past the cap of unauthenticated
- * connections the oldest one waiting for its headers is shut down.
- * NULL when out of memory (then the connection is shut down). */
+ * connections, the oldest that has waited over a second for its headers
+ * is shut down. NULL when out of memory (then the connection is shut
+ * down). */
 struct http_conn *http_conn_open(struct http_conns *t, int fd);
 
 /* The connection closes (libmicrohttpd's thread, before its socket is
@@ -53,8 +54,9 @@ void http_conn_enter(struct http_conns *t, struct http_conn *c,
 /* One of c's requests authenticated. c may be NULL. */
 void http_conn_authenticated(struct http_conns *t, struct http_conn *c);
 
-/* Shuts down every connection past its deadline (any thread); returns how
- * many. */
+/* Shuts down every connection past its deadline, and past the cap the
+ * oldest unauthenticated ones that have waited over a second for their
+ * headers (any thread); returns how many. */
 unsigned http_conns_sweep(struct http_conns *t);
 
 #endif /* TB_HTTP_CONNS_H */

@@ -109,7 +109,8 @@ test("slowloris with few sockets: 8 trickling heads and max_connections 8 leave 
   }
 });
 
-test("slowloris with many sockets: 300 trickling heads against max_connections 8 are bounded, a normal client is served", { timeout: 90000 }, async () => {
+test("slowloris with many sockets: 300 trickling heads against max_connections 256 are bounded, a normal client is served", { timeout: 90000 }, async () => {
+  const s = await serve({ http: { max_connections: 256, idle_timeout_s: 30, header_timeout_s: 3 } });
   const socks = [];
   try {
     for (let i = 0; i < 300; i++) socks.push(trickle(s.port, "P", headPrefix(s).slice(1) + filler));
@@ -123,5 +124,6 @@ test("slowloris with many sockets: 300 trickling heads against max_connections 8
     assert.equal(open, 0, `${open} trickling sockets still open after 9 s`);
   } finally {
     for (const t of socks) t.sock.destroy();
+    await s.stop();
   }
 });
