@@ -37,7 +37,7 @@ struct tb_http_opts {
 	unsigned session_idle_s; /* 0: 30 min */
 	unsigned idle_timeout_s; /* per connection; 0: 30 s */
 	/* A request's headers complete within header_timeout_s of its start
-	 * (0: 5 s; idle_timeout_s more for an authenticated connection's
+	 * (0: 10 s; idle_timeout_s more for an authenticated connection's
 	 * next request), its body within body_timeout_s of its headers (0:
 	 * 60 s); connections not yet authenticated at most
 	 * max_unauthenticated (0: a quarter of max_connections). */

@@ -50,6 +50,9 @@ struct http_conns {
  * a burst of new connections from clients that have tokens is not cut. */
 #define LINGER_MS 1000
 
+/* The sweep's period at most (the watcher's tick). */
+#define TICK_MS 1000
+
 static void list_push(struct conn_list *l, struct http_conn *c)
 {
 	c->prev = l->tail;
@@ -89,16 +92,19 @@ static void cut(struct http_conn *c)
 	shutdown(c->fd, SHUT_RDWR);
 }
 
-/* Bytes received on socket fd so far (UINT64_MAX when unknown). */
-static uint64_t tcp_received(int fd)
+/* Bytes received on socket fd so far (UINT64_MAX when unknown), and
+ * the milliseconds since the last came (0 when unknown). */
+static uint64_t tcp_received(int fd, unsigned *quiet_ms)
 {
 	struct tcp_info info = {0};
 	socklen_t len = sizeof info;
 
+	*quiet_ms = 0;
 	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) < 0 ||
 	    len < offsetof(struct tcp_info, tcpi_bytes_received) +
 	              sizeof info.tcpi_bytes_received)
 		return UINT64_MAX;
+	*quiet_ms = info.tcpi_last_data_recv;
 	return info.tcpi_bytes_received;
 }
 
@@ -137,7 +143,22 @@ static bool all_read(const struct http_conn *c)
  * some late, and a kept-alive one waits between requests); lock held. */
 static bool begun(const struct http_conn *c)
 {
-	return tcp_received(c->fd) > c->received;
+	unsigned quiet_ms;
+
+	return tcp_received(c->fd, &quiet_ms) > c->received;
+}
+
+/* Whether c's client is still sending, a byte having come within the last
+ * tick: a client that sent its whole request and waits is waiting for the
+ * server (a server slow to parse a burst of requests), not trickling; a
+ * trickling one is caught at a tick just after one of its bytes; lock
+ * held. */
+static bool still_sending(const struct http_conn *c)
+{
+	unsigned quiet_ms;
+
+	return tcp_received(c->fd, &quiet_ms) > c->received &&
+	       quiet_ms < TICK_MS;
 }
 
 /* Whether c has waited for its headers long enough to count against the
@@ -200,7 +221,8 @@ void http_conn_enter(struct http_conns *t, struct http_conn *c,
 	pthread_mutex_lock(&t->lock);
 	if (phase == HTTP_CONN_HEAD && c->phase != HTTP_CONN_HEAD) {
 		c->reused = true;
-		c->received = tcp_received(c->fd);
+		unsigned quiet_ms;
+		c->received = tcp_received(c->fd, &quiet_ms);
 		if (c->received == UINT64_MAX)
 			c->received = 0;
 	}
@@ -242,7 +264,7 @@ static unsigned sweep_list(struct http_conns *t, struct conn_list *l,
 
 	for (struct http_conn *c = l->head; c; c = c->next)
 		if (!c->cut && now >= deadline(t, c) && all_read(c) &&
-		    (c->phase != HTTP_CONN_HEAD || begun(c))) {
+		    still_sending(c)) {
 			cut(c);
 			n++;
 		}

@@ -30,7 +30,7 @@
 #define DEFAULT_SESSION_IDLE_S (30 * 60)
 #define DEFAULT_IDLE_TIMEOUT_S 30
 #define DEFAULT_MAX_CONNECTIONS 2048
-#define DEFAULT_HEADER_TIMEOUT_S 5
+#define DEFAULT_HEADER_TIMEOUT_S 10
 #define DEFAULT_BODY_TIMEOUT_S 60
 /* Per connection: the request's headers, a read buffer, the answer's
  * headers. Bodies are copied out as they arrive, so 1,000 waiting
