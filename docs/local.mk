@@ -4,6 +4,7 @@
 # format without a warning.
 dist_man_MANS = docs/taskbox.1 docs/taskbox-provider.3
 EXTRA_DIST += docs/plugin-guide.md docs/architecture.md docs/answer-budget.md \
+	docs/http-hostile-clients.md \
 	examples/dirbox/dirbox.c \
 	examples/dirbox/Makefile examples/dirbox/README.md \
 	tests/unit/man-pages.sh

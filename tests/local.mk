@@ -30,7 +30,7 @@ AM_TESTS_ENVIRONMENT = \
 dist_noinst_SCRIPTS += tests/vg tests/run-all.sh tests/install-deps.sh
 EXTRA_DIST += tests/package.json tests/package-lock.json tests/lib/client.mjs \
 	tests/lib/haproxy.mjs tests/lib/verbs.mjs tests/lib/oidc.mjs \
-	tests/lib/serve-http.mjs
+	tests/lib/serve-http.mjs tests/lib/http-raw.mjs
 
 # What a Criterion unit test compiles and links with.
 UNIT_TEST_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS) $(JANSSON_CFLAGS)

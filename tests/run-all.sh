@@ -195,6 +195,10 @@ OAUTH_TESTS="tests/http/oauth-tokens.test.mjs"
 # under valgrind in tests/http/principals.test.mjs. Over a minute under
 # valgrind on a busy 2-core machine: the asan stage runs it.
 OAUTH_TESTS="$OAUTH_TESTS tests/http/oauth-flow.test.mjs"
+# Tests whose time is their own sleeps (slow clients held against the
+# server's deadlines), not the server's work: one stage (gcc, under
+# valgrind) runs them.
+GCC_ONLY_TESTS="tests/http/slowloris.test.mjs"
 
 stage_gcc() {
 	local logs=$builds/gcc-vg-logs rc=0
@@ -226,6 +230,7 @@ stage_asan() {
 	local jobs=${ASAN_JOBS:-3}
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
 		UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
+		check_skip="$GCC_ONLY_TESTS" \
 		build_and_check asan --enable-sanitizers
 }
 

@@ -166,6 +166,9 @@ int tb_cli_serve_http(const struct tb_cli_opts *opts,
 	ho.n_allowed_hosts = h->n_allowed_hosts;
 	ho.session_idle_s = h->session_idle_s;
 	ho.idle_timeout_s = h->idle_timeout_s;
+	ho.header_timeout_s = h->header_timeout_s;
+	ho.body_timeout_s = h->body_timeout_s;
+	ho.max_unauthenticated = h->max_unauthenticated;
 	ho.max_connections = h->max_connections;
 	ho.max_inflight = h->max_inflight;
 	ho.answer_budget = (size_t)h->answer_budget_mib << 20;

@@ -45,6 +45,9 @@ struct tb_config_http {
 	size_t n_allowed_hosts;
 	unsigned session_idle_s; /* 0: not set */
 	unsigned idle_timeout_s;
+	unsigned header_timeout_s;
+	unsigned body_timeout_s;
+	unsigned max_unauthenticated;
 	unsigned max_connections;
 	unsigned max_inflight;
 	unsigned answer_budget_mib;

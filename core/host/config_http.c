@@ -14,8 +14,9 @@ static const struct {
 	json_int_t max;
 } limits[] = {
     {"session_idle_s", 7 * 24 * 3600}, {"idle_timeout_s", 3600},
-    {"max_connections", 1000000},      {"max_inflight", 1000000},
-    {"answer_budget_mib", 1048576},
+    {"header_timeout_s", 3600},        {"body_timeout_s", 3600},
+    {"max_unauthenticated", 1000000},  {"max_connections", 1000000},
+    {"max_inflight", 1000000},         {"answer_budget_mib", 1048576},
 };
 #define N_LIMITS (sizeof limits / sizeof *limits)
 
@@ -88,6 +89,22 @@ static void check_path(struct tb_config_problems *p, json_t *v)
 		                  "not /healthz or /metrics)");
 }
 
+/* max_unauthenticated leaves room for authenticated connections. */
+static void check_unauthenticated(struct tb_config_problems *p, json_t *http)
+{
+	json_int_t cap =
+	    json_integer_value(json_object_get(http, "max_unauthenticated"));
+	json_t *max = json_object_get(http, "max_connections");
+	json_int_t connections = max ? json_integer_value(max) : 2048;
+
+	if (cap > 0 && connections > 0 && cap >= connections)
+		tb_config_problem(p, "$.http.max_unauthenticated",
+		                  "must be less than max_connections (%lld), "
+		                  "or connections that have not authenticated "
+		                  "could take every one",
+		                  (long long)connections);
+}
+
 void tb_config_check_http(struct tb_config_problems *p, json_t *http)
 {
 	static const char *const allowed[] = {"listen",
@@ -98,6 +115,9 @@ void tb_config_check_http(struct tb_config_problems *p, json_t *http)
 	                                      "allowed_hosts",
 	                                      "session_idle_s",
 	                                      "idle_timeout_s",
+	                                      "header_timeout_s",
+	                                      "body_timeout_s",
+	                                      "max_unauthenticated",
 	                                      "max_connections",
 	                                      "max_inflight",
 	                                      "answer_budget_mib",
@@ -122,7 +142,8 @@ void tb_config_check_http(struct tb_config_problems *p, json_t *http)
 	tb_config_unknown_keys(
 	    p, "$.http", http, allowed,
 	    "listen, path, token_env, token_file, allowed_origins, "
-	    "allowed_hosts, session_idle_s, idle_timeout_s, max_connections, "
+	    "allowed_hosts, session_idle_s, idle_timeout_s, header_timeout_s, "
+	    "body_timeout_s, max_connections, max_unauthenticated, "
 	    "max_inflight, answer_budget_mib, tls, public_url, oauth");
 	struct tb_listen_addr addr;
 	v = json_object_get(http, "listen");
@@ -154,6 +175,7 @@ void tb_config_check_http(struct tb_config_problems *p, json_t *http)
 			tb_config_problem(p, path, "must be an integer 1..%lld",
 			                  (long long)limits[i].max);
 	}
+	check_unauthenticated(p, http);
 	check_tls(p, json_object_get(http, "tls"));
 	tb_config_check_oauth(p, http);
 }
@@ -216,6 +238,12 @@ struct tb_config_http *tb_config_take_http(json_t *http, bool *failed)
 	    json_object_get(http, "session_idle_s"));
 	h->idle_timeout_s = (unsigned)json_integer_value(
 	    json_object_get(http, "idle_timeout_s"));
+	h->header_timeout_s = (unsigned)json_integer_value(
+	    json_object_get(http, "header_timeout_s"));
+	h->body_timeout_s = (unsigned)json_integer_value(
+	    json_object_get(http, "body_timeout_s"));
+	h->max_unauthenticated = (unsigned)json_integer_value(
+	    json_object_get(http, "max_unauthenticated"));
 	h->max_connections = (unsigned)json_integer_value(
 	    json_object_get(http, "max_connections"));
 	h->max_inflight =

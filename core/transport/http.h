@@ -34,8 +34,16 @@ struct tb_http_opts {
 	size_t n_allowed_origins;
 	const char *const *allowed_hosts;
 	size_t n_allowed_hosts;
-	unsigned session_idle_s;  /* 0: 30 min */
-	unsigned idle_timeout_s;  /* per connection; 0: 30 s */
+	unsigned session_idle_s; /* 0: 30 min */
+	unsigned idle_timeout_s; /* per connection; 0: 30 s */
+	/* A request's headers complete within header_timeout_s of its start
+	 * (0: 10 s; idle_timeout_s more for an authenticated connection's
+	 * next request), its body within body_timeout_s of its headers (0:
+	 * 60 s); connections not yet authenticated at most
+	 * max_unauthenticated (0: a quarter of max_connections). */
+	unsigned header_timeout_s;
+	unsigned body_timeout_s;
+	unsigned max_unauthenticated;
 	unsigned max_connections; /* 0: 2048 */
 	unsigned max_inflight;    /* requests in flight; 0: workers * 32 */
 	unsigned workers;         /* tools/call threads; 0: 16 */

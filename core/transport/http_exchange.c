@@ -33,6 +33,7 @@ struct http_exchange *http_exchange_new(struct http_server *srv,
 	pthread_mutex_init(&ex->lock, NULL);
 	ex->srv = srv;
 	ex->conn = conn;
+	ex->link = http_conn_of(conn);
 	ex->fd = -1;
 	ex->start_ms = http_now_ms();
 	return ex;

@@ -13,6 +13,7 @@
 #include "base/principal.h"
 #include "protocol/mcp.h"
 #include "transport/http.h"
+#include "transport/http_conns.h"
 #include "transport/http_challenge.h"
 #include "transport/http_mhd.h"
 
@@ -44,6 +45,7 @@ struct http_server {
 	struct http_sessions *sessions;
 	struct http_stateless_table *stateless;
 	struct http_watch *watch;
+	struct http_conns *conns; /* the connections' deadlines */
 	unsigned max_connections; /* served at once (the descriptor budget's);
 	                             the budget's `refusing` more are only
 	                             answered 503 */
@@ -218,6 +220,7 @@ struct http_exchange {
 	pthread_mutex_t lock;
 	struct http_server *srv;
 	struct MHD_Connection *conn;
+	struct http_conn *link;           /* conn's entry in srv->conns */
 	struct http_session *session;     /* found or made for it, or NULL */
 	struct http_stateless *stateless; /* a modern request's, or NULL */
 	bool modern;                      /* of MCP 2026-07-28 */
@@ -237,6 +240,9 @@ struct http_exchange {
 	bool is_request;  /* not a notification or a response */
 	bool new_session; /* its answer carries Mcp-Session-Id */
 	bool fed;         /* the body went to the session */
+	bool dropping;    /* the body is read and dropped (no memory, past
+	                     the cap, or not a POST's) */
+	size_t dropped;   /* its bytes, up to just past the cap */
 	/* The answer, under lock: */
 	char *out; /* the JSON reply, or SSE frames not yet sent */
 	size_t out_len, out_cap, out_pos;
@@ -312,6 +318,16 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
                                 const char *version, const char *upload_data,
                                 size_t *upload_data_size, void **req_cls);
 
+/* --- the request head (http_head.c) --- */
+
+/* Whether the head of ex's request is sound: field names are tokens, no
+ * value holds a control byte (a NUL included), no line is folded, Host
+ * comes at most once (exactly once when need_host). Else answers 400
+ * itself (returning false, *rc set). method is the access handler's (it
+ * points at the head in libmicrohttpd's buffer). */
+bool http_head_sound(struct http_exchange *ex, const char *method,
+                     bool need_host, enum MHD_Result *rc);
+
 /* --- replies (http_reply.c) --- */
 
 /* Queues response for ex's request with status and counts it; destroys
@@ -343,6 +359,9 @@ enum MHD_Result http_reply_owned(struct http_exchange *ex, unsigned status,
 enum MHD_Result http_reply_json(struct http_exchange *ex, unsigned status,
                                 json_t *msg);
 
+/* conn's entry in the table of deadlines, or NULL. */
+struct http_conn *http_conn_of(struct MHD_Connection *conn);
+
 /* A request header's value, or NULL. */
 const char *http_header(struct http_exchange *ex, const char *name);
 
@@ -356,5 +375,6 @@ void http_stats_inflight(int delta);
 void http_stats_duration(unsigned status, double seconds);
 void http_stats_unsent(int64_t delta);
 void http_stats_answer_refused(void);
+void http_stats_cut(unsigned late, unsigned evicted);
 
 #endif /* TB_HTTP_INTERNAL_H */

@@ -44,7 +44,8 @@ int http_mhd_load(char *why, size_t whylen)
 	    BIND(create_response_from_callback) ||
 	    BIND(create_response_from_buffer_with_free_callback_cls) ||
 	    BIND(add_response_header) || BIND(destroy_response) ||
-	    BIND(lookup_connection_value) || BIND(is_feature_supported))
+	    BIND(lookup_connection_value) || BIND(get_connection_values_n) ||
+	    BIND(is_feature_supported))
 		return -1;
 	lib = h;
 	return 0;

@@ -30,6 +30,7 @@ struct http_mhd {
 	HTTP_MHD_FN(add_response_header);
 	HTTP_MHD_FN(destroy_response);
 	HTTP_MHD_FN(lookup_connection_value);
+	HTTP_MHD_FN(get_connection_values_n);
 	HTTP_MHD_FN(is_feature_supported);
 };
 

@@ -1,7 +1,8 @@
-/* The access handler: every request's checks in order (health, Host,
- * Origin, the resource metadata, who is calling, path, method, content
- * type, size, admission), then the body to its exchange, DELETE to its
- * session, /metrics to the renderer. */
+/* The access handler: every request's checks in order (a sound head,
+ * health, Host, Origin, the resource metadata, who is calling, path,
+ * method, content type, size, admission), then the body to its exchange,
+ * DELETE to its session, /metrics to the renderer. It moves the
+ * connection through the phases of its deadlines (http_conns.h). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -103,6 +104,43 @@ static bool allowed(struct http_exchange *ex, enum MHD_Result *rc)
 	return true;
 }
 
+/* The answer to a request whose body was dropped: 413 past the cap, or
+ * 500 when a POST's body found no memory. */
+static enum MHD_Result reply_dropped(struct http_exchange *ex)
+{
+	if (ex->dropped <= TB_LINE_MAX)
+		return http_reply_error(ex, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		                        -32603,
+		                        "Internal error: out of memory for "
+		                        "the body");
+	return http_reply_error(ex, MHD_HTTP_CONTENT_TOO_LARGE, -32000,
+	                        "Payload Too Large: the body: a message is at "
+	                        "most %zu bytes",
+	                        TB_LINE_MAX);
+}
+
+/* Takes n bytes of the body: a POST's kept up to the cap; past it, or
+ * any other method's, counted and dropped. */
+static void take_body(struct http_exchange *ex, bool post, const char *data,
+                      size_t n)
+{
+	if (post && !ex->dropping) {
+		if (http_exchange_append(ex, data, n) == 0)
+			return;
+		tb_log(TB_LOG_INFO,
+		       "a body passed %zu bytes (or found no "
+		       "memory): its rest is dropped",
+		       TB_LINE_MAX);
+		ex->dropped = ex->len;
+		free(ex->body);
+		ex->body = NULL;
+		ex->len = ex->cap = 0;
+	}
+	ex->dropping = true;
+	if (ex->dropped <= TB_LINE_MAX)
+		ex->dropped += n;
+}
+
 /* A POST's headers: content type, size and admission. */
 static enum MHD_Result post_headers(struct http_exchange *ex)
 {
@@ -153,8 +191,13 @@ static enum MHD_Result headers(struct http_exchange *ex, const char *url,
 {
 	enum MHD_Result rc;
 	bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0;
+	bool health = get && strcmp(url, "/healthz") == 0;
 
-	if (get && strcmp(url, "/healthz") == 0)
+	/* Host is required of every request but a health probe's (probes
+	 * often speak HTTP/1.0 without one): the Host check fails closed. */
+	if (!http_head_sound(ex, method, !health, &rc))
+		return rc;
+	if (health)
 		return tb_audit_degraded()
 		           ? http_reply_text(ex, MHD_HTTP_SERVICE_UNAVAILABLE,
 		                             "text/plain",
@@ -170,6 +213,8 @@ static enum MHD_Result headers(struct http_exchange *ex, const char *url,
 		return http_reply_resource_metadata(ex);
 	if (!http_authenticate(ex, &rc))
 		return rc;
+	if (!ex->auth_deferred)
+		http_conn_authenticated(ex->srv->conns, ex->link);
 	if (get && strcmp(url, "/metrics") == 0)
 		return reply_metrics(ex);
 	if (strcmp(url, ex->srv->path) != 0)
@@ -188,16 +233,18 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
                                 const char *version, const char *upload_data,
                                 size_t *upload_data_size, void **req_cls)
 {
+	struct http_server *srv = cls;
 	struct http_exchange *ex = *req_cls;
 	bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-
 	enum MHD_Result rc;
 
 	if (!ex) {
-		ex = http_exchange_new(cls, conn);
+		ex = http_exchange_new(srv, conn);
 		if (!ex)
 			return MHD_NO;
 		*req_cls = ex;
+		/* The head is in: its body's deadline starts. */
+		http_conn_enter(srv->conns, ex->link, HTTP_CONN_BODY);
 		if (!post)
 			return MHD_YES;
 		/* A POST's answer can be queued now or once its body is in:
@@ -205,24 +252,26 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
 		ex->auth_may_defer = true;
 		rc = headers(ex, url, method);
 		ex->auth_may_defer = false;
+		if (ex->status)
+			http_conn_enter(srv->conns, ex->link, HTTP_CONN_BUSY);
 		return rc;
 	}
 	if (*upload_data_size > 0) {
-		if (!post || http_exchange_append(ex, upload_data,
-		                                  *upload_data_size) < 0) {
-			tb_log(TB_LOG_INFO,
-			       "closing a connection whose body "
-			       "passed %zu bytes",
-			       TB_LINE_MAX);
-			return MHD_NO;
-		}
+		take_body(ex, post, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	if (!ex->status && !ex->fed)
+		http_conn_enter(srv->conns, ex->link, HTTP_CONN_BUSY);
+	if (ex->dropping && !ex->status && (post || ex->dropped > TB_LINE_MAX))
+		return reply_dropped(ex);
 	if (!post)
 		return headers(ex, url, method);
-	if (ex->auth_deferred && !http_authenticate(ex, &rc))
-		return rc;
+	if (ex->auth_deferred) {
+		if (!http_authenticate(ex, &rc))
+			return rc;
+		http_conn_authenticated(srv->conns, ex->link);
+	}
 	if (!ex->fed)
 		return http_exchange_post(ex);
 	return http_exchange_resumed(ex);

@@ -32,6 +32,8 @@
 #define DEFAULT_IDLE_TIMEOUT_S 30
 #define DEFAULT_MAX_CONNECTIONS 2048
 #define DEFAULT_ANSWER_BUDGET ((size_t)64 << 20)
+#define DEFAULT_HEADER_TIMEOUT_S 10
+#define DEFAULT_BODY_TIMEOUT_S 60
 /* Per connection: the request's headers, a read buffer, the answer's
  * headers. Bodies are copied out as they arrive, so 1,000 waiting
  * connections cost at most 16 MiB. */
@@ -54,13 +56,18 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+	struct http_server *srv = cls;
+
 	if (*req_cls)
 		http_exchange_completed(*req_cls, toe);
 	*req_cls = NULL;
+	/* The connection's next request starts now. */
+	http_conn_enter(srv->conns, http_conn_of(conn), HTTP_CONN_HEAD);
 }
 
-/* Counts connections; one opened past the descriptor budget's is marked
- * (its socket context) to be answered 503 and closed. */
+/* Counts connections and enters each in the table of deadlines
+ * (socket_context) from its start to its close; one opened past the
+ * descriptor budget's is marked instead, to be answered 503 and closed. */
 static void on_connection(void *cls, struct MHD_Connection *conn,
                           void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
@@ -71,15 +78,25 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 	http_stats_connections(started ? 1 : -1);
 	if (!started) {
 		__atomic_sub_fetch(&srv->connections, 1, __ATOMIC_ACQ_REL);
+		if (*socket_context != HTTP_OVER_BUDGET)
+			http_conn_close(srv->conns, *socket_context);
+		*socket_context = NULL;
 		return;
 	}
 	if (__atomic_add_fetch(&srv->connections, 1, __ATOMIC_ACQ_REL) >
-	    srv->max_connections)
+	    srv->max_connections) {
 		*socket_context = HTTP_OVER_BUDGET;
+		return;
+	}
+	const union MHD_ConnectionInfo *ci =
+	    mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci)
+		*socket_context = http_conn_open(srv->conns, ci->connect_fd);
 }
 
-/* The watcher's tick: ends idle sessions, and gives back the memory of
- * large answers gone since the last. */
+/* The watcher's tick: ends idle sessions, shuts connections past their
+ * deadlines down, and gives back the memory of large answers gone since
+ * the last. */
 static void tick(void *ctx)
 {
 	struct http_server *srv = ctx;
@@ -88,6 +105,28 @@ static void tick(void *ctx)
 
 	http_sessions_expire(srv->sessions, (int64_t)idle * 1000);
 	http_answers_trim(srv);
+	http_conns_sweep(srv->conns);
+}
+
+/* The deadlines of http_conns.h from the options; max: the connections
+ * served at once. */
+static struct http_conn_limits conn_limits(const struct tb_http_opts *o,
+                                           unsigned max)
+{
+	unsigned cap = o->max_unauthenticated ? o->max_unauthenticated
+	                                      : (max / 4 ? max / 4 : 1);
+
+	return (struct http_conn_limits){
+	    .header_ms =
+	        1000 * (o->header_timeout_s ? o->header_timeout_s
+	                                    : DEFAULT_HEADER_TIMEOUT_S),
+	    .idle_ms = 1000 * (o->idle_timeout_s ? o->idle_timeout_s
+	                                         : DEFAULT_IDLE_TIMEOUT_S),
+	    .body_ms = 1000 * (o->body_timeout_s ? o->body_timeout_s
+	                                         : DEFAULT_BODY_TIMEOUT_S),
+	    /* with no token to ask for, no one is refused */
+	    .max_unauthenticated = o->n_credentials > 0 || o->oauth ? cap : 0,
+	};
 }
 
 /* Raises the soft limit on descriptors to the hard one, then derives
@@ -295,6 +334,10 @@ int tb_serve_http(const struct tb_http_opts *opts)
 	}
 	http_stats_register();
 	http_answers_malloc_setup();
+	struct http_conn_limits limits = conn_limits(opts, srv.max_connections);
+	srv.conns = http_conns_new(&limits);
+	if (!srv.conns)
+		goto out_stop;
 	srv.pool = tb_workers_new(n, srv.max_inflight > n * QUEUE_PER_WORKER
 	                                 ? srv.max_inflight
 	                                 : n * QUEUE_PER_WORKER);
@@ -332,6 +375,8 @@ int tb_serve_http(const struct tb_http_opts *opts)
 		tb_workers_drain(srv.pool);
 	http_sessions_free(srv.sessions);
 	http_stateless_free(srv.stateless);
+	http_conns_free(srv.conns);
+out_stop:
 	tb_stop_run_hooks();
 	tb_stop_restore(&old);
 out_tls:

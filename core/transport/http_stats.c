@@ -6,6 +6,8 @@
 #include "transport/http_internal.h"
 
 static const char *const classes[] = {"1xx", "2xx", "3xx", "4xx", "5xx", NULL};
+static const char *const cut_reasons[] = {"deadline", "unauthenticated_cap",
+                                          NULL};
 static const double duration_buckets[] = {0.001, 0.005, 0.025, 0.1,
                                           0.5,   2.5,   10,    60};
 
@@ -24,6 +26,11 @@ static struct tb_metric sessions =
 static struct tb_metric inflight =
     TB_GAUGE("taskbox_http_requests_in_flight",
              "POST requests received and not yet answered.", NULL, NULL);
+static struct tb_metric cuts =
+    TB_COUNTER("taskbox_http_connections_cut_total",
+               "HTTP connections shut down: past their header or body "
+               "deadline, or past the cap of unauthenticated ones.",
+               "reason", cut_reasons);
 
 static struct tb_metric unsent = TB_GAUGE(
     "taskbox_http_answer_bytes_unsent",
@@ -45,6 +52,7 @@ void http_stats_register(void)
 	tb_metric_register(&inflight);
 	tb_metric_register(&unsent);
 	tb_metric_register(&refused);
+	tb_metric_register(&cuts);
 }
 
 static unsigned class_of(unsigned status)
@@ -85,4 +93,12 @@ void http_stats_unsent(int64_t delta)
 void http_stats_answer_refused(void)
 {
 	tb_metric_add(&refused, 0, 1);
+}
+
+void http_stats_cut(unsigned late, unsigned evicted)
+{
+	if (late)
+		tb_metric_add(&cuts, 0, late);
+	if (evicted)
+		tb_metric_add(&cuts, 1, evicted);
 }

@@ -30,7 +30,10 @@ noinst_HEADERS += \
 taskbox_SOURCES += \
 	core/transport/http_answers.c \
 	core/transport/http_auth.c \
+	core/transport/http_conns.c \
+	core/transport/http_conns.h \
 	core/transport/http_exchange.c \
+	core/transport/http_head.c \
 	core/transport/http_mhd.c \
 	core/transport/http_mhd.h \
 	core/transport/http_reply.c \

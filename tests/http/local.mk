@@ -56,3 +56,10 @@ EXTRA_DIST += tests/http/audit.test.mjs
 if INTEGRATION_TESTS
 TESTS += tests/http/audit.test.mjs
 endif
+
+# Slow and malformed clients: deadlines, the unauthenticated cap, the
+# odds of HTTP/1.1 heads and bodies (tests/lib/http-raw.mjs).
+EXTRA_DIST += tests/http/odds.test.mjs tests/http/slowloris.test.mjs
+if INTEGRATION_TESTS
+TESTS += tests/http/odds.test.mjs tests/http/slowloris.test.mjs
+endif

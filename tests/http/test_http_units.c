@@ -224,3 +224,42 @@ Test(config_http, answer_budget_in_mib)
 		          "%s: %s", bad[i], err);
 	}
 }
+
+Test(config_http, deadlines_and_the_unauthenticated_cap)
+{
+	char err[2048];
+	struct tb_config *cfg = tb_config_parse(
+	    BASE "\"http\":{\"header_timeout_s\":3,\"body_timeout_s\":20,"
+	         "\"max_connections\":100,\"max_unauthenticated\":40}}",
+	    "t.json", err, sizeof err);
+
+	cr_assert_not_null(cfg, "%s", err);
+	cr_assert_eq(cfg->http->header_timeout_s, 3);
+	cr_assert_eq(cfg->http->body_timeout_s, 20);
+	cr_assert_eq(cfg->http->max_unauthenticated, 40);
+	tb_config_free(cfg);
+}
+
+Test(config_http, names_bad_deadlines_and_cap)
+{
+	char err[2048];
+	struct tb_config *cfg = tb_config_parse(
+	    BASE "\"http\":{\"header_timeout_s\":0,\"body_timeout_s\":\"1\","
+	         "\"max_connections\":100,\"max_unauthenticated\":100}}",
+	    "t.json", err, sizeof err);
+	const char *want[] = {
+	    "$.http.header_timeout_s: must be an integer 1..3600",
+	    "$.http.body_timeout_s: must be an integer 1..3600",
+	    "$.http.max_unauthenticated: must be less than max_connections "
+	    "(100)",
+	};
+
+	cr_assert_null(cfg);
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+		cr_assert(strstr(err, want[i]), "missing \"%s\" in:\n%s",
+		          want[i], err);
+	cfg = tb_config_parse(BASE "\"http\":{\"max_unauthenticated\":2048}}",
+	                      "t.json", err, sizeof err);
+	cr_assert_null(cfg);
+	cr_assert(strstr(err, "less than max_connections (2048)"), "%s", err);
+}
