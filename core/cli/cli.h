@@ -44,8 +44,9 @@ struct tb_cli_http_tokens {
 	size_t n;
 };
 
-/* Reads the tokens of $TASKBOX_HTTP_TOKEN and of h's token_env and
- * token_file (h may be NULL), and removes those variables from the
+/* Reads the tokens of $TASKBOX_HTTP_TOKEN, of h's token_env and
+ * token_file (h may be NULL) and of $CREDENTIALS_DIRECTORY/http-tokens when
+ * that file exists (a systemd credential), and removes those variables from the
  * environment, value scrubbed, so that no command the server starts
  * inherits them: call it before anything starts a thread. -1 (said on
  * stderr) when a source is unreadable or holds a malformed token. */
@@ -53,11 +54,15 @@ int tb_cli_http_tokens_take(const struct tb_config_http *h,
                             struct tb_cli_http_tokens *t);
 void tb_cli_http_tokens_free(struct tb_cli_http_tokens *t);
 
-/* `taskbox serve` over HTTP: on --http, else on h->listen (h may be NULL
- * with --http), guarded by tokens. Returns an exit code (TB_EXIT_CONFIG
- * when no token guards a non-loopback address). */
+struct tb_listen_addr;
+
+/* `taskbox serve` over HTTP: on the inherited socket listen_fd (bound to
+ * *inherited) when listen_fd > 0, else on --http, else on h->listen (h may
+ * be NULL), guarded by tokens. Returns an exit code (TB_EXIT_CONFIG when no
+ * token guards a non-loopback address). */
 int tb_cli_serve_http(const struct tb_cli_opts *opts,
                       const struct tb_config_http *h,
-                      const struct tb_cli_http_tokens *tokens);
+                      const struct tb_cli_http_tokens *tokens, int listen_fd,
+                      const struct tb_listen_addr *inherited);
 
 #endif /* TB_CLI_H */

@@ -1,7 +1,8 @@
-/* `taskbox serve --http` (or a config with http.listen): the HTTP
- * transport's options from the command line and the config file, and the
- * bearer tokens from $TASKBOX_HTTP_TOKEN and the sources the config names
- * (never from the config text or the command line). */
+/* `taskbox serve --http` (or a config with http.listen, or a socket handed
+ * over by socket activation): the HTTP transport's options from the command
+ * line and the config file, and the bearer tokens from $TASKBOX_HTTP_TOKEN,
+ * the sources the config names and the service manager's credential
+ * http-tokens (never from the config text or the command line). */
 #include "config.h"
 
 #include <errno.h>
@@ -17,14 +18,21 @@
 #include "transport/http_policy.h"
 
 #define TOKEN_FILE_MAX 65536
+/* The systemd credential (LoadCredential=http-tokens:FILE) read as a
+ * token file, from the directory the service manager names. */
+#define CREDENTIAL_NAME "http-tokens"
 
-/* Adds the tokens of a file; -1 (said) when it cannot be read. */
-static int tokens_from_file(const char *path, char ***v, size_t *n)
+/* Adds the tokens of a file; -1 (said) when it cannot be read. With
+ * missing_ok, a file that does not exist adds nothing. */
+static int tokens_from_file(const char *path, bool missing_ok, char ***v,
+                            size_t *n)
 {
 	char text[TOKEN_FILE_MAX + 1], why[128];
 	FILE *f = fopen(path, "r");
 	size_t len;
 
+	if (!f && missing_ok && errno == ENOENT)
+		return 0;
 	if (!f) {
 		fprintf(stderr,
 		        "taskbox: invalid config:\n$.http.token_file: "
@@ -99,10 +107,17 @@ int tb_cli_http_tokens_take(const struct tb_config_http *h,
 	                              &t->n)
 	            : 0;
 	int c = h && h->token_file
-	            ? tokens_from_file(h->token_file, &t->v, &t->n)
+	            ? tokens_from_file(h->token_file, false, &t->v, &t->n)
 	            : 0;
+	const char *creds = getenv("CREDENTIALS_DIRECTORY");
+	char path[4096];
+	int d = 0;
 
-	if (a < 0 || b < 0 || c < 0) {
+	if (creds && creds[0] == '/') {
+		snprintf(path, sizeof path, "%s/" CREDENTIAL_NAME, creds);
+		d = tokens_from_file(path, true, &t->v, &t->n);
+	}
+	if (a < 0 || b < 0 || c < 0 || d < 0) {
 		tb_cli_http_tokens_free(t);
 		return -1;
 	}
@@ -111,16 +126,29 @@ int tb_cli_http_tokens_take(const struct tb_config_http *h,
 
 int tb_cli_serve_http(const struct tb_cli_opts *opts,
                       const struct tb_config_http *h,
-                      const struct tb_cli_http_tokens *tokens)
+                      const struct tb_cli_http_tokens *tokens, int listen_fd,
+                      const struct tb_listen_addr *inherited)
 {
 	struct tb_config_http none = {0};
 	struct tb_http_opts ho = {0};
 	struct tb_listen_addr addr;
-	char why[256];
+	char why[256], where[80];
 
 	if (!h)
 		h = &none;
 	ho.listen = opts->http ? opts->http : h->listen;
+	if (listen_fd > 0) {
+		/* The socket is bound already: its address is the one served,
+		 * and the one the rules below (token, Host) apply to. */
+		tb_listen_addr_format(inherited, inherited->port, where,
+		                      sizeof where);
+		if (ho.listen)
+			tb_log(TB_LOG_INFO,
+			       "serving the inherited socket %s, not %s", where,
+			       ho.listen);
+		ho.listen = where;
+		ho.listen_fd = listen_fd;
+	}
 	if (tb_listen_addr_parse(ho.listen, &addr, why, sizeof why) < 0) {
 		fprintf(stderr, "taskbox: %s %s: %s\n",
 		        opts->http ? "--http" : "$.http.listen", ho.listen,

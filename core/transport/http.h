@@ -9,7 +9,10 @@
 
 struct tb_http_opts {
 	const char *listen; /* "[ADDR:]PORT" */
-	const char *path;   /* the endpoint; NULL: "/mcp" */
+	/* An inherited listening socket bound to listen (tb_sd_listen_fd);
+	 * 0: none, the server binds listen itself. */
+	int listen_fd;
+	const char *path; /* the endpoint; NULL: "/mcp" */
 	/* Accepted bearer tokens (borrowed); none: no token is asked for
 	 * (loopback listen addresses only). */
 	const char *const *tokens;

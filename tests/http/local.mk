@@ -8,8 +8,10 @@ tests_http_test_http_units_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_http_test_http_units_LDADD = $(UNIT_TEST_LDADD)
 
 EXTRA_DIST += tests/http/transport.test.mjs tests/http/parked-waits.test.mjs \
-	tests/http/modern.test.mjs tests/http/quiet-waits.test.mjs
+	tests/http/modern.test.mjs tests/http/quiet-waits.test.mjs \
+	tests/http/service.test.mjs
 if INTEGRATION_TESTS
 TESTS += tests/http/transport.test.mjs tests/http/parked-waits.test.mjs \
-	tests/http/modern.test.mjs tests/http/quiet-waits.test.mjs
+	tests/http/modern.test.mjs tests/http/quiet-waits.test.mjs \
+	tests/http/service.test.mjs
 endif
