@@ -30,7 +30,7 @@ else
 	tail -n 30 "$work/readme-first.log" | sed 's/^/  | /'
 	fail "the README's first command, as root without sudo"
 fi
-grep -q '^Done\.' "$work/readme-first.log" || fail "the demo ran to its end"
+grep -q '^== Done\.$' "$work/readme-first.log" || fail "the demo ran to its end"
 
 # Not root: through sudo when there is one, else a clear refusal.
 user=65534
