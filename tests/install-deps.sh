@@ -52,8 +52,8 @@ test_pkgs="python3 bubblewrap procps
 # The package stage: the Debian package's build and lint (debhelper,
 # lintian), a clean Debian 12 root (mmdebstrap), the units' checks and
 # socket activation outside systemd (systemd: systemd-analyze,
-# systemd-socket-activate).
-package_pkgs="debhelper dpkg-dev fakeroot lintian mmdebstrap systemd"
+# systemd-socket-activate), the manifests' checks (python3-yaml).
+package_pkgs="debhelper dpkg-dev fakeroot lintian mmdebstrap systemd python3-yaml"
 
 apt-get update -qq
 if [ "$mode" = build ]; then
@@ -101,6 +101,7 @@ for pc in jansson libcurl criterion libmicrohttpd libsystemd yaml-0.1 libcrypto;
 	pkg-config --exists "$pc" || missing+=("pkg-config module $pc")
 done
 [ -f /usr/include/ltdl.h ] || missing+=("header ltdl.h (package libltdl-dev)")
+python3 -c 'import yaml' 2>/dev/null || missing+=("python3's yaml module (package python3-yaml)")
 [ -f /usr/include/wslay/wslay.h ] ||
 	missing+=("header wslay/wslay.h (package libwslay-dev)")
 if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; return (int)n * 0; }' |
