@@ -23,12 +23,13 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# The mirror apt already uses, for mmdebstrap and the images' apt-get.
+# The mirror apt already uses, for mmdebstrap (nothing when none is found:
+# mmdebstrap then uses its default).
 debian_mirror() {
 	local m
 	m=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
 	[ -n "$m" ] || m=$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
-	echo "${m:-http://deb.debian.org/debian}"
+	echo "$m"
 }
 
 # podman on the test engine's state (tests/docker/engine.sh) in $engine.

@@ -26,8 +26,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
+mirror=$(debian_mirror)
+# shellcheck disable=SC2086
 mmdebstrap --quiet --variant=minbase --include=systemd,systemd-sysv,dbus \
-	bookworm "$work/root.tar" "$(debian_mirror)" >"$work/mmdebstrap.log" 2>&1 &
+	bookworm "$work/root.tar" $mirror >"$work/mmdebstrap.log" 2>&1 &
 mm_pid=$!
 "$src/tests/docker/engine.sh" start "$engine" >"$work/engine.log" 2>&1 &
 engine_pid=$!
