@@ -38,7 +38,7 @@ EXTRA_DIST += \
 	bench/peer/server.mjs \
 	bench/package.json \
 	bench/package-lock.json \
-	bench/results/RESULTS.md \
+	bench/results/RESULTS.md bench/results/README.md \
 	bench/results/FINDINGS.md \
 	bench/results/results.json \
 	bench/results/latency.dat \

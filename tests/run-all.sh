@@ -1,7 +1,9 @@
 #!/bin/bash
 # Every test of taskbox, from a clean checkout: the npm test clients,
 # autoreconf, a gcc build whose unit tests and server run under valgrind,
-# an ASan+UBSan build, make distcheck and clang-format. The last line is
+# an ASan+UBSan build, make distcheck, clang-format, and the shipping tests
+# (the Debian packages, the systemd service, the image, the Kubernetes
+# manifests, the README's commands). The last line is
 # "N passed, M failed" (and ", K skipped" when some were), summed over the
 # automake test logs; a stage that fails without a failing test (a build,
 # a valgrind finding in a server log, distcheck, formatting) counts as one
@@ -15,7 +17,7 @@
 # add NAME to STAGES.
 set -uo pipefail
 
-STAGES="npm autoreconf gcc asan distcheck format"
+STAGES="npm autoreconf gcc asan distcheck format package"
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 builds=$src/build
@@ -242,6 +244,22 @@ stage_distcheck() {
 	(cd "$builds/gcc" && TASKBOX_VG=off make -j"$jobs" distcheck)
 }
 
+# The shipping tests (tests/package/run.sh): their time is mostly waiting
+# (apt downloads, podman, systemd booting) but for the package build, so
+# when the asan stage runs too, this stage starts with it and overlaps it
+# (see the loop below). Each PASS/FAIL line counts as a test.
+stage_package() {
+	local out=$builds/package.out rc
+	TASKBOX_BUILDDIR=$builds/gcc "$src/tests/package/run.sh" "$builds/package" \
+		>"$out" 2>&1
+	rc=$?
+	cat "$out"
+	[ "$rc" -eq 77 ] && { skipped=$((skipped + 1)); return 0; }
+	passed=$((passed + $(grep -c '^PASS: ' "$out")))
+	failed=$((failed + $(grep -c '^FAIL: ' "$out")))
+	return $rc
+}
+
 stage_format() {
 	local files
 	files=$(cd "$src" && git ls-files '*.c' '*.h')
@@ -257,7 +275,25 @@ for name in $selected; do
 		exit 2
 	fi
 done
+# With both asan and package selected, package runs beside asan: started
+# with it, in the background, its output and result taken at the end.
+package_bg=
+case " $selected " in
+*" asan "*" package "* | *" package "*" asan "*)
+	selected=$(echo " $selected " | sed 's/ package / /')
+	package_bg=1
+	;;
+esac
 for name in $selected; do
+	if [ "$name" = asan ] && [ -n "$package_bg" ]; then
+		package_start=$(date +%s)
+		(
+			passed=0 failed=0 skipped=0
+			stage_package >"$builds/package.stage" 2>&1
+			echo "$? $passed $failed $skipped" >"$builds/package.result"
+		) &
+		package_pid=$!
+	fi
 	echo "=== $name"
 	start=$(date +%s)
 	last_failed=0
@@ -271,6 +307,20 @@ for name in $selected; do
 	fi
 done
 
+if [ -n "$package_bg" ]; then
+	echo "=== package (beside asan)"
+	wait "$package_pid"
+	cat "$builds/package.stage"
+	read -r rc p f s <"$builds/package.result"
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	if [ "$rc" -eq 0 ]; then
+		echo "=== package: ok ($(($(stat -c %Y "$builds/package.result") - package_start)) s, beside asan)"
+	else
+		echo "=== package: FAILED ($(($(stat -c %Y "$builds/package.result") - package_start)) s, beside asan)"
+		failed_stages+=(package)
+		[ "$f" -gt 0 ] || failed=$((failed + 1))
+	fi
+fi
 [ ${#failed_stages[@]} -eq 0 ] || echo "failed stages: ${failed_stages[*]}"
 summary="$passed passed, $failed failed"
 [ "$skipped" -eq 0 ] || summary="$summary, $skipped skipped"

@@ -45,8 +45,9 @@ struct tb_cli_http_tokens {
 	struct tb_http_credentials c;
 };
 
-/* Reads the tokens of $TASKBOX_HTTP_TOKEN and of h's token_env and
- * token_file (h may be NULL), and removes those variables from the
+/* Reads the tokens of $TASKBOX_HTTP_TOKEN, of h's token_env and
+ * token_file (h may be NULL) and of $CREDENTIALS_DIRECTORY/http-tokens when
+ * that file exists (a systemd credential), and removes those variables from the
  * environment, value scrubbed, so that no command the server starts
  * inherits them: call it before anything starts a thread. -1 (said on
  * stderr, naming the source and line, never a token) when a source is
@@ -63,11 +64,15 @@ struct tb_oauth;
  * Returns 0, or -1 after saying why on stderr. */
 int tb_cli_oauth_new(const struct tb_config_http *h, struct tb_oauth **out);
 
-/* `taskbox serve` over HTTP: on --http, else on h->listen (h may be NULL
- * with --http), guarded by tokens. Returns an exit code (TB_EXIT_CONFIG
- * when no token guards a non-loopback address). */
+struct tb_listen_addr;
+
+/* `taskbox serve` over HTTP: on the inherited socket listen_fd (bound to
+ * *inherited) when listen_fd > 0, else on --http, else on h->listen (h may
+ * be NULL), guarded by tokens. Returns an exit code (TB_EXIT_CONFIG when no
+ * token guards a non-loopback address). */
 int tb_cli_serve_http(const struct tb_cli_opts *opts,
                       const struct tb_config_http *h,
-                      const struct tb_cli_http_tokens *tokens);
+                      const struct tb_cli_http_tokens *tokens, int listen_fd,
+                      const struct tb_listen_addr *inherited);
 
 #endif /* TB_CLI_H */

@@ -18,6 +18,9 @@
 #include "transport/oauth.h"
 
 #define TOKEN_FILE_MAX 65536
+/* The systemd credential (LoadCredential=http-tokens:FILE) read as a
+ * token file, from the directory the service manager names. */
+#define CREDENTIAL_NAME "http-tokens"
 
 /* Adds the credentials of a token source's text; -1 (said, naming what,
  * never a token) when malformed or when it names no token at all. */
@@ -43,14 +46,18 @@ static int parse_source(const char *text, const char *what,
 	return 0;
 }
 
-/* Adds the credentials of a file; -1 (said) when it cannot be read. */
-static int tokens_from_file(const char *path, struct tb_http_credentials *c)
+/* Adds the credentials of a file; -1 (said) when it cannot be read. With
+ * missing_ok, a file that does not exist adds nothing. */
+static int tokens_from_file(const char *path, bool missing_ok,
+                            struct tb_http_credentials *c)
 {
 	char text[TOKEN_FILE_MAX + 1], what[600];
 	FILE *f = fopen(path, "r");
 	size_t len;
 	int rc;
 
+	if (!f && missing_ok && errno == ENOENT)
+		return 0;
 	if (!f) {
 		fprintf(stderr,
 		        "taskbox: invalid config:\n$.http.token_file: "
@@ -120,9 +127,18 @@ int tb_cli_http_tokens_take(const struct tb_config_http *h,
 	    h && h->token_env
 	        ? tokens_from_env(h->token_env, "$.http.token_env", true, &t->c)
 	        : 0;
-	int c = h && h->token_file ? tokens_from_file(h->token_file, &t->c) : 0;
+	int c = h && h->token_file
+	            ? tokens_from_file(h->token_file, false, &t->c)
+	            : 0;
+	const char *creds = getenv("CREDENTIALS_DIRECTORY");
+	char path[4096];
+	int d = 0;
 
-	if (a < 0 || b < 0 || c < 0) {
+	if (creds && creds[0] == '/') {
+		snprintf(path, sizeof path, "%s/" CREDENTIAL_NAME, creds);
+		d = tokens_from_file(path, true, &t->c);
+	}
+	if (a < 0 || b < 0 || c < 0 || d < 0) {
 		tb_cli_http_tokens_free(t);
 		return -1;
 	}
@@ -131,18 +147,31 @@ int tb_cli_http_tokens_take(const struct tb_config_http *h,
 
 int tb_cli_serve_http(const struct tb_cli_opts *opts,
                       const struct tb_config_http *h,
-                      const struct tb_cli_http_tokens *tokens)
+                      const struct tb_cli_http_tokens *tokens, int listen_fd,
+                      const struct tb_listen_addr *inherited)
 {
 	struct tb_config_http none = {0};
 	struct tb_http_opts ho = {0};
 	struct tb_listen_addr addr;
 	struct tb_oauth *oauth = NULL;
-	char why[256];
+	char why[256], where[80];
 	int rc;
 
 	if (!h)
 		h = &none;
 	ho.listen = opts->http ? opts->http : h->listen;
+	if (listen_fd > 0) {
+		/* The socket is bound already: its address is the one served,
+		 * and the one the rules below (token, Host) apply to. */
+		tb_listen_addr_format(inherited, inherited->port, where,
+		                      sizeof where);
+		if (ho.listen)
+			tb_log(TB_LOG_INFO,
+			       "serving the inherited socket %s, not %s", where,
+			       ho.listen);
+		ho.listen = where;
+		ho.listen_fd = listen_fd;
+	}
 	if (tb_listen_addr_parse(ho.listen, &addr, why, sizeof why) < 0) {
 		fprintf(stderr, "taskbox: %s %s: %s\n",
 		        opts->http ? "--http" : "$.http.listen", ho.listen,

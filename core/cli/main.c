@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "cli/modules.h"
 #include "host/registry.h"
+#include "transport/sd_daemon.h"
 #include "transport/server.h"
 
 static const char *const subcommands[] = {"serve", "providers", "check-config",
@@ -162,16 +163,23 @@ static int serve(const struct tb_cli_opts *opts)
 	char err[4096];
 	struct tb_config *cfg;
 	struct tb_cli_http_tokens tokens = {0};
+	struct tb_listen_addr inherited;
 	bool http;
-	int rc = TB_EXIT_FAILURE;
+	int rc = TB_EXIT_FAILURE, listen_fd;
 
 	cfg = tb_config_load(opts->config, err, sizeof err);
 	if (!cfg) {
 		fprintf(stderr, "taskbox: invalid config:\n%s\n", err);
 		return TB_EXIT_CONFIG;
 	}
-	/* The tokens leave the environment before a plugin loads. */
-	http = opts->http || (cfg->http && cfg->http->listen);
+	/* A socket handed over (LISTEN_FDS) means HTTP on it. Its variables
+	 * and the tokens leave the environment before a plugin loads. */
+	listen_fd = tb_sd_listen_fd(&inherited, err, sizeof err);
+	if (listen_fd < 0) {
+		fprintf(stderr, "taskbox: %s\n", err);
+		goto out_config;
+	}
+	http = listen_fd > 0 || opts->http || (cfg->http && cfg->http->listen);
 	if (http && tb_cli_http_tokens_take(cfg->http, &tokens) < 0) {
 		rc = TB_EXIT_CONFIG;
 		goto out_config;
@@ -195,7 +203,8 @@ static int serve(const struct tb_cli_opts *opts)
 	if (tb_modules_init(cfg, opts->test_tools) < 0) {
 		/* said why */
 	} else if (http) {
-		rc = tb_cli_serve_http(opts, cfg->http, &tokens);
+		rc = tb_cli_serve_http(opts, cfg->http, &tokens, listen_fd,
+		                       &inherited);
 	} else {
 		struct tb_serve_opts so = {
 		    .in_fd = STDIN_FILENO,

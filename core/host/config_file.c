@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,7 +127,27 @@ const char *tb_config_type_name(const json_t *v)
 	}
 }
 
-/* Reports every key of obj not in allowed (a NULL-terminated list). */
+/* True for a comment's value: a string or an array of strings. */
+static bool comment_text(json_t *v)
+{
+	size_t i;
+	json_t *line;
+
+	if (json_is_string(v))
+		return true;
+	if (!json_is_array(v))
+		return false;
+	json_array_foreach(v, i, line)
+	{
+		if (!json_is_string(line))
+			return false;
+	}
+	return true;
+}
+
+/* Reports every key of obj not in allowed (a NULL-terminated list). A key
+ * starting with "//" is a comment (JSON has none), skipped when its value
+ * is text. */
 void tb_config_unknown_keys(struct tb_config_problems *p, const char *path,
                             json_t *obj, const char *const *allowed,
                             const char *listed)
@@ -136,13 +157,22 @@ void tb_config_unknown_keys(struct tb_config_problems *p, const char *path,
 
 	json_object_foreach(obj, key, v)
 	{
-		int known = 0;
+		bool comment = strncmp(key, "//", 2) == 0;
+		int known = comment && comment_text(v);
 		for (const char *const *a = allowed; *a; a++)
 			known = known || strcmp(*a, key) == 0;
 		if (!known) {
 			char *kp = child_path(path, key);
-			tb_config_problem(p, kp ? kp : path,
-			                  "unknown key (allowed: %s)", listed);
+			if (comment)
+				tb_config_problem(
+				    p, kp ? kp : path,
+				    "a comment (a key starting with "
+				    "//) must be a string or an "
+				    "array of strings");
+			else
+				tb_config_problem(p, kp ? kp : path,
+				                  "unknown key (allowed: %s)",
+				                  listed);
 			free(kp);
 		}
 	}

@@ -12,7 +12,10 @@ struct tb_oauth;
 
 struct tb_http_opts {
 	const char *listen; /* "[ADDR:]PORT" */
-	const char *path;   /* the endpoint; NULL: "/mcp" */
+	/* An inherited listening socket bound to listen (tb_sd_listen_fd);
+	 * 0: none, the server binds listen itself. */
+	int listen_fd;
+	const char *path; /* the endpoint; NULL: "/mcp" */
 	/* Static bearer tokens and their principals (borrowed). With none
 	 * and no oauth, no token is asked for and every request is the
 	 * principal "local" (loopback listen addresses only). */

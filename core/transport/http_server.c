@@ -22,6 +22,7 @@
 #include "protocol/parker.h"
 #include "protocol/workers.h"
 #include "transport/http_internal.h"
+#include "transport/sd_daemon.h"
 #include "transport/stop.h"
 
 #define DEFAULT_PATH "/mcp"
@@ -200,7 +201,9 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv,
 		flags |= MHD_USE_TLS;
 	struct MHD_OptionItem options[] = {
 	    {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL},
-	    {MHD_OPTION_SOCK_ADDR, 0, sa},
+	    /* An inherited socket (LISTEN_FDS) is already bound to addr. */
+	    {o->listen_fd > 0 ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_SOCK_ADDR,
+	     o->listen_fd, sa},
 	    {MHD_OPTION_CONNECTION_LIMIT,
 	     srv->max_connections + tb_fd_budget_get()->refusing, NULL},
 	    {MHD_OPTION_CONNECTION_TIMEOUT,
@@ -364,7 +367,9 @@ int tb_serve_http(const struct tb_http_opts *opts)
 			              "configured, so every request is served "
 			              "as principal local with every scope "
 			              "(loopback only)");
+		tb_sd_notify("READY=1");
 		wait_for_stop();
+		tb_sd_notify("STOPPING=1");
 		stop(&srv);
 		rc = 0;
 	}

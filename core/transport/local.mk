@@ -43,5 +43,7 @@ taskbox_SOURCES += \
 	core/transport/http_sessions.c \
 	core/transport/http_stateless.c \
 	core/transport/http_stats.c \
-	core/transport/http_watch.c
-taskbox_CFLAGS += $(MHD_CFLAGS)
+	core/transport/http_watch.c \
+	core/transport/sd_daemon.c \
+	core/transport/sd_daemon.h
+taskbox_CFLAGS += $(MHD_CFLAGS) $(SYSTEMD_CFLAGS)

@@ -63,3 +63,9 @@ EXTRA_DIST += tests/http/odds.test.mjs tests/http/slowloris.test.mjs
 if INTEGRATION_TESTS
 TESTS += tests/http/odds.test.mjs tests/http/slowloris.test.mjs
 endif
+
+# An inherited listening socket (LISTEN_FDS), as systemd hands it.
+EXTRA_DIST += tests/http/service.test.mjs
+if INTEGRATION_TESTS
+TESTS += tests/http/service.test.mjs
+endif

@@ -39,6 +39,11 @@ expect() {
 
 expect 0 '^Usage: taskbox' "$bin" --help
 expect 0 '4  a configured provider instance failed to load' "$bin" --help
+# What taskbox is today: both transports, four providers, the service.
+expect 0 'Streamable HTTP' "$bin" --help
+expect 0 'k8s \(Pods in a Kubernetes cluster\)' "$bin" --help
+expect 0 'taskbox.socket and taskbox.service' "$bin" --help
+expect 0 'LISTEN_FDS' "$bin" serve --help
 expect 0 "^taskbox [0-9]+\\.[0-9]+\\.[0-9]+ \\(provider ABI 1\\.$minor\\)\$" \
 	"$bin" --version
 expect 0 '^Usage: taskbox providers' "$bin" help providers

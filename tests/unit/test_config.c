@@ -99,6 +99,29 @@ Test(config, unknown_keys_at_the_root)
 	    "$.limits: unknown key (allowed: default, providers, mask, http)");
 }
 
+Test(config, keys_starting_with_two_slashes_are_comments)
+{
+	struct tb_config *cfg = tb_config_parse(
+	    "{\"//\": \"what this file is\", \"default\": \"a\", "
+	    "\"providers\": {\"a\": {\"// why\": [\"one\", \"two\"], "
+	    "\"plugin\": \"x\"}}, \"http\": {\"//\": \"port\", "
+	    "\"listen\": \"8414\"}, \"mask\": {\"//\": \"\"}}",
+	    "t.json", err, sizeof err);
+
+	cr_assert_not_null(cfg, "%s", err);
+	cr_assert_str_eq(cfg->instances[0].plugin, "x");
+	tb_config_free(cfg);
+}
+
+Test(config, a_comment_holds_text_only)
+{
+	PROBLEMS("{\"//\": 1, \"default\": \"a\", \"providers\": {\"a\": "
+	         "{\"plugin\": \"x\", \"// n\": [\"ok\", {}]}}}",
+	         "$[\"//\"]: a comment (a key starting with //) must be a "
+	         "string or an array of strings",
+	         "$.providers.a[\"// n\"]: a comment");
+}
+
 Test(config, unknown_keys_in_an_instance)
 {
 	PROBLEMS("{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
