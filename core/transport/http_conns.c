@@ -28,6 +28,7 @@ struct http_conn {
 	bool authenticated;
 	bool reused;       /* a request of it was answered */
 	bool cut;          /* shut down */
+	bool over_budget;  /* opened past the descriptor budget */
 	uint64_t received; /* bytes received on fd when the phase began */
 	struct http_conn *prev, *next;
 };
@@ -310,4 +311,15 @@ unsigned http_conns_sweep(struct http_conns *t)
 		       late, evicted);
 	http_stats_cut(late, evicted);
 	return late + evicted;
+}
+
+void http_conn_set_over_budget(struct http_conn *c)
+{
+	if (c)
+		c->over_budget = true;
+}
+
+bool http_conn_is_over_budget(const struct http_conn *c)
+{
+	return c && c->over_budget;
 }

@@ -54,6 +54,12 @@ void http_conn_enter(struct http_conns *t, struct http_conn *c,
 /* One of c's requests authenticated. c may be NULL. */
 void http_conn_authenticated(struct http_conns *t, struct http_conn *c);
 
+/* Marks c (may be NULL) as opened past the descriptor budget: its request
+ * is answered 503 and the connection closed; its deadlines hold as any
+ * other's. MHD's thread, before c's first request. */
+void http_conn_set_over_budget(struct http_conn *c);
+bool http_conn_is_over_budget(const struct http_conn *c);
+
 /* Shuts down every connection past its deadline, and past the cap the
  * oldest unauthenticated ones that have waited over a second for their
  * headers (any thread); returns how many. */

@@ -20,10 +20,6 @@
 #define HTTP_SID_BYTES 16 /* 128 random bits, sent as 32 hex digits */
 #define HTTP_SID_LEN (2 * HTTP_SID_BYTES)
 
-/* The socket context of a connection opened past the descriptor budget:
- * its request is answered 503 and the connection closed. */
-#define HTTP_OVER_BUDGET ((void *)1)
-
 /* Whether conn was opened past the descriptor budget. */
 bool http_over_budget(struct MHD_Connection *conn);
 

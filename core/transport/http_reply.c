@@ -102,9 +102,7 @@ struct http_conn *http_conn_of(struct MHD_Connection *conn)
 	const union MHD_ConnectionInfo *ci =
 	    mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
-	/* A connection past the descriptor budget has no entry. */
-	return ci && ci->socket_context != HTTP_OVER_BUDGET ? ci->socket_context
-	                                                    : NULL;
+	return ci ? ci->socket_context : NULL;
 }
 
 const char *http_header(struct http_exchange *ex, const char *name)

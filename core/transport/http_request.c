@@ -37,10 +37,7 @@ static enum MHD_Result reply_not_allowed(struct http_exchange *ex)
 
 bool http_over_budget(struct MHD_Connection *conn)
 {
-	const union MHD_ConnectionInfo *ci =
-	    mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-
-	return ci && ci->socket_context == HTTP_OVER_BUDGET;
+	return http_conn_is_over_budget(http_conn_of(conn));
 }
 
 /* 503 for a connection past the descriptor budget, which then closes:

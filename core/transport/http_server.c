@@ -68,7 +68,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 
 /* Counts connections and enters each in the table of deadlines
  * (socket_context) from its start to its close; one opened past the
- * descriptor budget's is marked instead, to be answered 503 and closed. */
+ * descriptor budget's is marked there, to be answered 503 and closed. */
 static void on_connection(void *cls, struct MHD_Connection *conn,
                           void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
@@ -79,20 +79,17 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 	http_stats_connections(started ? 1 : -1);
 	if (!started) {
 		__atomic_sub_fetch(&srv->connections, 1, __ATOMIC_ACQ_REL);
-		if (*socket_context != HTTP_OVER_BUDGET)
-			http_conn_close(srv->conns, *socket_context);
+		http_conn_close(srv->conns, *socket_context);
 		*socket_context = NULL;
-		return;
-	}
-	if (__atomic_add_fetch(&srv->connections, 1, __ATOMIC_ACQ_REL) >
-	    srv->max_connections) {
-		*socket_context = HTTP_OVER_BUDGET;
 		return;
 	}
 	const union MHD_ConnectionInfo *ci =
 	    mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	if (ci)
 		*socket_context = http_conn_open(srv->conns, ci->connect_fd);
+	if (__atomic_add_fetch(&srv->connections, 1, __ATOMIC_ACQ_REL) >
+	    srv->max_connections)
+		http_conn_set_over_budget(*socket_context);
 }
 
 /* The watcher's tick: ends idle sessions, shuts connections past their

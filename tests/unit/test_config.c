@@ -96,7 +96,31 @@ Test(config, unknown_keys_at_the_root)
 	PROBLEMS(
 	    "{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
 	    "\"x\"}}, \"limits\": {}}",
-	    "$.limits: unknown key (allowed: default, providers, mask, http)");
+	    "$.limits: unknown key (allowed: default, providers, mask, http, "
+	    "audit)");
+}
+
+Test(config, audit_section)
+{
+	struct tb_config *cfg = tb_config_parse(
+	    "{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
+	    "\"x\"}}, \"audit\": {\"path\": \"/var/log/tb.log\", "
+	    "\"reads\": true}}",
+	    "t.json", err, sizeof err);
+
+	cr_assert_not_null(cfg, "%s", err);
+	cr_assert_str_eq(cfg->audit_path, "/var/log/tb.log");
+	cr_assert(cfg->audit_reads);
+	tb_config_free(cfg);
+	PROBLEMS("{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
+	         "\"x\"}}, \"audit\": {\"reads\": 1, \"file\": \"x\"}}",
+	         "$.audit.path: required: a file to append records to, or "
+	         "\"-\" for stderr",
+	         "$.audit.reads: must be true or false, not a number",
+	         "$.audit.file: unknown key (allowed: path, reads)");
+	PROBLEMS("{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
+	         "\"x\"}}, \"audit\": \"/tmp/x\"}",
+	         "$.audit: must be an object, not a string");
 }
 
 Test(config, keys_starting_with_two_slashes_are_comments)
