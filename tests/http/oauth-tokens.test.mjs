@@ -5,16 +5,14 @@
 // are counted.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { writeFileSync } from "node:fs";
 import { KeyObject } from "node:crypto";
 import { SignJWT } from "jose";
-import { scratchDir, taskboxCommand } from "../lib/client.mjs";
+import { scratchDir, spawnListening } from "../lib/client.mjs";
 import { TestIssuer, b64url } from "./oauth-issuer.mjs";
 
 const PUBLIC_URL = "http://127.0.0.1/mcp"; // the resource: the tokens' aud
-const URL_LINE = /listening on (https?:\/\/\S+)/;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // Starts taskbox with oauth trusting issuer; resolves once it listens.
@@ -28,27 +26,12 @@ async function serve(issuer, oauth = {}) {
   }));
   const env = { ...process.env, XDG_STATE_HOME: join(dir, "state") };
   delete env.TASKBOX_HTTP_TOKEN;
-  const { command, args } = taskboxCommand(["serve", "--config", config, "--http", "127.0.0.1:0"]);
-  const child = spawn(command, args, { env, stdio: ["ignore", "inherit", "pipe"] });
-  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
-  let log = "";
-  const url = await new Promise((resolve, reject) => {
-    child.stderr.on("data", (d) => {
-      process.stderr.write(d);
-      log += d;
-      const m = URL_LINE.exec(log);
-      if (m) resolve(m[1]);
-    });
-    exited.then((e) => reject(new Error(`server exited (${e.signal || e.code}): ${log}`)));
-  });
+  const srv = await spawnListening(["serve", "--config", config, "--http", "127.0.0.1:0"], env);
+  const url = srv.url;
   return {
     url,
-    get log() { return log; },
-    async stop() {
-      child.kill("SIGTERM");
-      const e = await exited;
-      assert.equal(e.code, 0, `exit after SIGTERM: ${e.signal || e.code}`);
-    },
+    get log() { return srv.log(); },
+    stop: srv.stop,
   };
 }
 

@@ -12,10 +12,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
-import { scratchDir, taskboxCommand } from "../lib/client.mjs";
+import { scratchDir, spawnListening, taskboxCommand } from "../lib/client.mjs";
 
 const TOKEN = randomBytes(24).toString("hex");
-const URL_LINE = /listening on (https?:\/\/\S+)/;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // Starts `taskbox serve --http 127.0.0.1:0 --test-tools` with an optional
@@ -31,30 +30,17 @@ async function serve({ http: section, token = TOKEN, args = [], listen = "127.0.
   const env = { ...process.env, XDG_STATE_HOME: join(dir, "state"), ...extraEnv };
   delete env.TASKBOX_HTTP_TOKEN;
   if (token) env.TASKBOX_HTTP_TOKEN = token;
-  const { command, args: argv } = taskboxCommand(
-    ["serve", "--config", config, "--test-tools", ...(listen ? ["--http", listen] : []), ...args]);
-  const child = spawn(command, argv, { env, stdio: ["ignore", "inherit", "pipe"] });
-  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
-  let log = "";
-  const url = await new Promise((resolve, reject) => {
-    child.stderr.on("data", (d) => {
-      process.stderr.write(d);
-      log += d;
-      const m = URL_LINE.exec(log);
-      if (m) resolve(m[1]);
-    });
-    exited.then((e) => reject(new Error(`server exited (${e.signal || e.code}): ${log}`)));
-  });
+  const srv = await spawnListening(
+    ["serve", "--config", config, "--test-tools", ...(listen ? ["--http", listen] : []), ...args],
+    env,
+  );
+  const { url, child, exited } = srv;
   const base = url.replace(/\/mcp$/, "");
   return {
     url, base, dir, token, child, exited,
-    get log() { return log; },
+    get log() { return srv.log(); },
     auth: token ? { Authorization: `Bearer ${token}` } : {},
-    async stop() {
-      child.kill("SIGTERM");
-      const e = await exited;
-      assert.equal(e.code, 0, `exit after SIGTERM: ${e.signal || e.code}`);
-    },
+    stop: srv.stop,
   };
 }
 

@@ -149,6 +149,38 @@ for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   });
 }
 
+// Spawns `taskbox ARGS` (a `serve --http`) with env, its stderr echoed to
+// this process's; resolves once it says where it listens with { url,
+// child, exited (its exit), log() (its stderr so far), stop() (SIGTERM,
+// and a clean exit asserted) }; rejects if it exits first.
+export async function spawnListening(args, env) {
+  const { command, args: argv } = taskboxCommand(args);
+  const child = spawn(command, argv, { env, stdio: ["ignore", "inherit", "pipe"] });
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  let log = "";
+  const url = await new Promise((resolve, reject) => {
+    child.stderr.on("data", (d) => {
+      process.stderr.write(d);
+      log += d;
+      const m = LISTENING_LINE.exec(log);
+      if (m) resolve(m[1]);
+    });
+    exited.then((e) => reject(new Error(`server exited (${e.signal || e.code}): ${log}`)));
+  });
+  return {
+    url,
+    child,
+    exited,
+    log: () => log,
+    async stop() {
+      child.kill("SIGTERM");
+      const e = await exited;
+      if (e.code !== 0) throw new Error(`exit after SIGTERM: ${e.signal || e.code}`);
+    },
+  };
+}
+const LISTENING_LINE = /listening on (https?:\/\/\S+)/;
+
 const URL_LINE = /listening on (http:\/\/\S+)/;
 
 // Starts a server and connects an SDK client to it.

@@ -2,15 +2,13 @@
 // (bytes node's HTTP clients refuse to send: NULs, repeated or missing Host,
 // trickled heads and bodies).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { writeFileSync } from "node:fs";
 import net from "node:net";
-import { scratchDir, taskboxCommand } from "./client.mjs";
+import { scratchDir, spawnListening } from "./client.mjs";
 
 export const TOKEN = randomBytes(24).toString("hex");
-const URL_LINE = /listening on (https?:\/\/\S+)/;
 
 // Starts `taskbox serve --http 127.0.0.1:0 --test-tools` with an optional
 // config "http" section and token (null: none); resolves once it listens.
@@ -25,30 +23,14 @@ export async function serve({ http: section, token = TOKEN } = {}) {
   const env = { ...process.env, XDG_STATE_HOME: join(dir, "state") };
   delete env.TASKBOX_HTTP_TOKEN;
   if (token) env.TASKBOX_HTTP_TOKEN = token;
-  const { command, args } = taskboxCommand(
-    ["serve", "--config", config, "--test-tools", "--http", "127.0.0.1:0"]);
-  const child = spawn(command, args, { env, stdio: ["ignore", "inherit", "pipe"] });
-  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
-  let log = "";
-  const url = await new Promise((resolve, reject) => {
-    child.stderr.on("data", (d) => {
-      process.stderr.write(d);
-      log += d;
-      const m = URL_LINE.exec(log);
-      if (m) resolve(m[1]);
-    });
-    exited.then((e) => reject(new Error(`server exited (${e.signal || e.code}): ${log}`)));
-  });
+  const srv = await spawnListening(["serve", "--config", config, "--test-tools", "--http", "127.0.0.1:0"], env);
+  const url = srv.url;
   const port = Number(new URL(url).port);
   return {
     url, port, token,
     host: `127.0.0.1:${port}`,
-    get log() { return log; },
-    async stop() {
-      child.kill("SIGTERM");
-      const e = await exited;
-      assert.equal(e.code, 0, `exit after SIGTERM: ${e.signal || e.code}`);
-    },
+    get log() { return srv.log(); },
+    stop: srv.stop,
   };
 }
 
