@@ -78,16 +78,20 @@ void tb_fd_budget_init(unsigned workers, unsigned max_connections)
 	                                       b.connections + b.refusing));
 	budget = b;
 	if (b.workers < workers || b.connections < max_connections ||
-	    !max_connections)
+	    !max_connections) {
+		char conns[48] = "";
+
+		if (max_connections)
+			snprintf(conns, sizeof conns, ", %u connections",
+			         b.connections);
 		tb_log(b.workers < workers || b.connections < max_connections
 		           ? TB_LOG_WARN
 		           : TB_LOG_INFO,
-		       "open-file limit %lu: %u workers%s%u%s, %u parked "
-		       "waits at once (raise the limit with ulimit -n or "
-		       "LimitNOFILE= for more)",
-		       limit, b.workers, max_connections ? ", " : "",
-		       max_connections ? b.connections : 0,
-		       max_connections ? " connections" : "", b.waits);
+		       "open-file limit %lu: %u workers%s, %u parked waits at "
+		       "once (raise the limit with ulimit -n or LimitNOFILE= "
+		       "for more)",
+		       limit, b.workers, conns, b.waits);
+	}
 }
 
 const struct tb_fd_budget *tb_fd_budget_get(void)

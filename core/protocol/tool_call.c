@@ -296,7 +296,7 @@ static void reserve_answer(struct tb_call *c, int *rc, json_t **out)
 static json_t *busy_error(const struct tb_call *c, json_t *out)
 {
 	const char *m = json_string_value(json_object_get(out, "error"));
-	json_t *e = tb_rpc_error(c->id, TB_RPC_SERVER_BUSY,
+	json_t *e = tb_rpc_error(c->id, TB_RPC_SERVER_BUSY, "%s",
 	                         m ? m : "server busy; retry later");
 
 	json_decref(out);
