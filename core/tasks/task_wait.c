@@ -16,6 +16,8 @@
 #include "tasks/remote_watch.h"
 #include "tasks/sup_client.h"
 #include "tasks/task_id.h"
+#include "tasks/task_ring.h"
+#include "tasks/task_view.h"
 #include "tasks/task_wait.h"
 
 /* A running task's full view (with its liveness check) is taken at least
@@ -144,25 +146,38 @@ struct tb_wait {
 	                  after a pause; the record put in place still wakes
 	                  the park */
 	struct tb_remote_watch *remote; /* the verb watching in the sandbox */
-	bool remote_off; /* a remote watch failed: look instead */
+	bool remote_off;  /* a remote watch failed: look instead */
+	bool unreachable; /* the box could not be connected again */
 };
 
 /* Takes a full view into wait: from a remote watch's answer, its record
  * rec and pages page (tb_task_view_given), or, rec NULL, by reading. */
 /* Connects the box again when a park closed it. False (the wait then
- * ends with the reason) when the sandbox can no longer be reached. */
+ * ends) when the sandbox can no longer be reached: with the task's end
+ * when the sandbox went away under a task this process saw running (as
+ * tb_task_view says it), else with the reason as a tool error. */
 static bool box_ready(struct tb_wait *wait)
 {
 	char err[TB_ERR_MAX];
+	json_t *gone = NULL;
+	int rc;
 
-	if (wait->box.conn || wait->rc != 0)
-		return wait->rc == 0;
-	if (tb_box_connect(&wait->box, err, sizeof err) == TASKBOX_OK)
+	if (wait->box.conn)
 		return true;
+	if (wait->rc != 0 || wait->unreachable)
+		return false;
+	rc = tb_box_connect(&wait->box, err, sizeof err);
+	if (rc == TASKBOX_OK)
+		return true;
+	if ((rc == TASKBOX_E_GONE || rc == TASKBOX_E_NOT_FOUND) &&
+	    tb_task_ring_has(&tb_tasks_seen_running, wait->box.id,
+	                     wait->task_id))
+		gone = tb_task_view_sandbox_gone(wait->box.id, wait->task_id,
+		                                 &wait->pr, err);
 	json_decref(wait->view);
-	wait->view = tb_error_json(err);
-	wait->rc = 1;
-	wait->done = true;
+	wait->view = gone ? gone : tb_error_json(err);
+	wait->rc = gone ? 0 : 1;
+	wait->done = wait->unreachable = true;
 	return false;
 }
 
