@@ -8,41 +8,14 @@ import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
-import { scratchDir, spawnListening, taskboxCommand } from "../lib/client.mjs";
+import { scratchDir, taskboxCommand } from "../lib/client.mjs";
+import { serve, TOKEN } from "../lib/http-raw.mjs";
 
-const TOKEN = randomBytes(24).toString("hex");
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// Starts `taskbox serve --http 127.0.0.1:0 --test-tools` with an optional
-// config "http" section; resolves once it says where it listens.
-async function serve({ http: section, token = TOKEN, args = [], listen = "127.0.0.1:0", env: extraEnv = {} } = {}) {
-  const dir = scratchDir("taskbox-http-");
-  const config = join(dir, "config.json");
-  writeFileSync(config, JSON.stringify({
-    default: "local",
-    providers: { local: { plugin: "local", settings: {} } },
-    ...(section ? { http: section } : {}),
-  }));
-  const env = { ...process.env, XDG_STATE_HOME: join(dir, "state"), ...extraEnv };
-  delete env.TASKBOX_HTTP_TOKEN;
-  if (token) env.TASKBOX_HTTP_TOKEN = token;
-  const srv = await spawnListening(
-    ["serve", "--config", config, "--test-tools", ...(listen ? ["--http", listen] : []), ...args],
-    env,
-  );
-  const { url, child, exited } = srv;
-  const base = url.replace(/\/mcp$/, "");
-  return {
-    url, base, dir, token, child, exited,
-    get log() { return srv.log(); },
-    auth: token ? { Authorization: `Bearer ${token}` } : {},
-    stop: srv.stop,
-  };
-}
 
 const init = (id = 0, protocolVersion = "2025-06-18") => ({
   jsonrpc: "2.0", id, method: "initialize",

@@ -25,7 +25,7 @@ import {
   GetTaskResultSchema,
   ListTasksResultSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -511,4 +511,15 @@ export function rawChannel(server) {
 // A minimal assertion helper that names what it compared.
 export function check(cond, message) {
   if (!cond) throw new Error(`check failed: ${message}`);
+}
+
+// Whether bubblewrap can make a sandbox on this machine (user namespaces
+// allowed, bwrap installed).
+export function bwrapWorks() {
+  try {
+    execFileSync("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "true"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -10,9 +10,11 @@ import { scratchDir, spawnListening } from "./client.mjs";
 
 export const TOKEN = randomBytes(24).toString("hex");
 
-// Starts `taskbox serve --http 127.0.0.1:0 --test-tools` with an optional
-// config "http" section and token (null: none); resolves once it listens.
-export async function serve({ http: section, token = TOKEN } = {}) {
+// Starts `taskbox serve --http LISTEN --test-tools ARGS` (LISTEN
+// 127.0.0.1:0 unless given; null: no --http) on the local provider, with an
+// optional config "http" section, token (null: none) and extra environment;
+// resolves once it says where it listens.
+export async function serve({ http: section, token = TOKEN, args = [], listen = "127.0.0.1:0", env: extraEnv = {} } = {}) {
   const dir = scratchDir("taskbox-http-");
   const config = join(dir, "config.json");
   writeFileSync(config, JSON.stringify({
@@ -20,15 +22,20 @@ export async function serve({ http: section, token = TOKEN } = {}) {
     providers: { local: { plugin: "local", settings: {} } },
     ...(section ? { http: section } : {}),
   }));
-  const env = { ...process.env, XDG_STATE_HOME: join(dir, "state") };
+  const env = { ...process.env, XDG_STATE_HOME: join(dir, "state"), ...extraEnv };
   delete env.TASKBOX_HTTP_TOKEN;
   if (token) env.TASKBOX_HTTP_TOKEN = token;
-  const srv = await spawnListening(["serve", "--config", config, "--test-tools", "--http", "127.0.0.1:0"], env);
-  const url = srv.url;
+  const srv = await spawnListening(
+    ["serve", "--config", config, "--test-tools", ...(listen ? ["--http", listen] : []), ...args],
+    env,
+  );
+  const { url, child, exited } = srv;
   const port = Number(new URL(url).port);
   return {
-    url, port, token,
+    url, port, dir, token, child, exited,
+    base: url.replace(/\/mcp$/, ""),
     host: `127.0.0.1:${port}`,
+    auth: token ? { Authorization: `Bearer ${token}` } : {},
     get log() { return srv.log(); },
     stop: srv.stop,
   };

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { startServer, callTool, scratchDir, writeConfig } from "../lib/client.mjs";
+import { bwrapWorks, startServer, callTool, scratchDir, writeConfig } from "../lib/client.mjs";
 
 const native = join(process.env.TASKBOX_BUILDDIR || ".", "taskbox-supervisor");
 const env = { PATH: `/usr/bin:/bin:${process.env.PATH || ""}` };
@@ -39,15 +39,6 @@ function statusOf(dir, task) {
 // The program a pid runs: the native binary, or python3.
 function program(pid) {
   return readlinkSync(`/proc/${pid}/exe`);
-}
-
-function bwrapWorks() {
-  try {
-    execFileSync("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "true"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe("the supervisor the host chooses", () => {

@@ -7,25 +7,15 @@
 // the machine could read through /proc/PID/cmdline.
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { startServer, callTool, scratchDir, writeConfig } from "../../lib/client.mjs";
+import { bwrapWorks, startServer, callTool, scratchDir, writeConfig } from "../../lib/client.mjs";
 
 const env = { PATH: `/usr/bin:/bin:${process.env.PATH || ""}` };
 
 function data(result) {
   assert.ok(!result.isError, result.content?.[0]?.text);
   return result.structuredContent || JSON.parse(result.content[0].text);
-}
-
-function bwrapWorks() {
-  try {
-    execFileSync("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "true"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 // The command lines of every process of the machine, as one text.
