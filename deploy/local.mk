@@ -17,4 +17,5 @@ EXTRA_DIST += Containerfile \
 	tests/package/run.sh tests/package/lib.sh tests/package/build.sh \
 	tests/package/install.sh tests/package/systemd.sh tests/package/image.sh \
 	tests/package/manifests.sh tests/package/readme.sh \
-	tests/package/session.mjs tests/package/discovery.py tests/package/rbac.py
+	tests/package/session.mjs tests/package/discovery.py tests/package/openapi.py \
+	tests/package/rbac.py

@@ -1,17 +1,26 @@
 #!/usr/bin/env python3
-"""A Kubernetes API discovery stub for kubectl's client-side dry run.
+"""A Kubernetes API stub for kubectl's client-side dry run and validation.
 
 `kubectl apply --dry-run=client` validates and decodes manifests on the
 client, but first maps each kind to its resource through the server's
 discovery documents. This serves those documents, for the kinds of
-deploy/kubernetes only, on 127.0.0.1 (plain HTTP), and answers 404 to
-anything else, as a cluster where none of the objects exists yet would.
+deploy/kubernetes only, on 127.0.0.1 (plain HTTP), and, given the tests'
+node_modules, the OpenAPI v2 document kubectl validates against (built
+by openapi.py from upstream's definitions). It answers 404 to anything
+else, as a cluster where none of the objects exists yet would; to
+/openapi/v3 too, and the v2 document has no paths, so kubectl finds no
+server-side field validation and validates each object itself, as it
+does against a server older than 1.25.
 
-  discovery.py PORTFILE    writes the port it listens on to PORTFILE
+  discovery.py PORTFILE [NODE_MODULES]    writes its port to PORTFILE
 """
 import http.server
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import openapi  # noqa: E402
 
 VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
 
@@ -51,16 +60,24 @@ def document(path):
     return None
 
 
+OPENAPI_V2 = openapi.document(sys.argv[2]) if len(sys.argv) > 2 else None
+PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        doc = document(self.path.split("?")[0])
-        status = 200 if doc is not None else 404
-        if doc is None:
-            doc = {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                   "reason": "NotFound", "code": 404, "message": "not found"}
-        body = json.dumps(doc).encode()
+        path = self.path.split("?")[0]
+        if path == "/openapi/v2" and OPENAPI_V2 is not None:
+            status, kind, body = 200, PROTOBUF, OPENAPI_V2
+        else:
+            doc = document(path)
+            status = 200 if doc is not None else 404
+            if doc is None:
+                doc = {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                       "reason": "NotFound", "code": 404, "message": "not found"}
+            kind, body = "application/json", json.dumps(doc).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)

@@ -1,6 +1,10 @@
 #!/bin/bash
-# deploy/kubernetes: kubectl's client-side dry run of every manifest (the
-# kinds mapped by a discovery stub, as no cluster is here), the properties
+# deploy/kubernetes: kubectl's client-side dry run of every manifest with
+# its schema validation on (--validate=strict), against a stub of the API
+# server as no cluster is here (discovery.py: it maps the kinds and serves
+# the OpenAPI document of upstream's definitions, from the npm package
+# kubernetes-models in tests/node_modules), and a copy with a misspelt
+# field refused by name, so the validation is seen to run; the properties
 # the deployment promises (replicas, probes on /healthz, a non-root user, a
 # read-only root, resource requests, a Service that selects the pods), the
 # ConfigMap's config accepted by the packaged taskbox's check-config, and
@@ -25,18 +29,29 @@ if [ -z "$kubectl" ]; then
 	echo "SKIP: no kubectl: the manifests' dry run"
 else
 	rm -f "$work/stub.port"
-	python3 "$src/tests/package/discovery.py" "$work/stub.port" &
+	python3 "$src/tests/package/discovery.py" "$work/stub.port" "$src/tests/node_modules" &
 	stub_pid=$!
-	wait_for 10 test -s "$work/stub.port" || die "the discovery stub starts"
+	wait_for 10 test -s "$work/stub.port" ||
+		die "the API stub starts (it needs kubernetes-models in tests/node_modules)"
 	kc() { "$kubectl" --server "http://127.0.0.1:$(cat "$work/stub.port")" "$@"; }
 	if kc kustomize "$dir" >"$work/manifests.yaml" 2>"$work/kustomize.log" &&
-		kc apply --dry-run=client --validate=false -o json -f "$work/manifests.yaml" \
+		kc apply --dry-run=client --validate=strict -o json -f "$work/manifests.yaml" \
 			>"$work/manifests.json" 2>"$work/dry-run.log"; then
-		pass "kubectl kustomize and apply --dry-run=client ($("$kubectl" version --client -o json |
+		pass "kubectl kustomize and apply --dry-run=client --validate=strict ($("$kubectl" version --client -o json |
 			python3 -c 'import json,sys; print(json.load(sys.stdin)["clientVersion"]["gitVersion"])'))"
 	else
 		cat "$work/kustomize.log" "$work/dry-run.log" | sed 's/^/  | /'
-		fail "kubectl kustomize and apply --dry-run=client"
+		fail "kubectl kustomize and apply --dry-run=client --validate=strict"
+	fi
+	# The same with the Deployment's replicas misspelt: refused, by name.
+	sed 's/^  replicas:/  replcas:/' "$work/manifests.yaml" >"$work/misspelt.yaml"
+	if ! kc apply --dry-run=client --validate=strict -f "$work/misspelt.yaml" \
+		>/dev/null 2>"$work/misspelt.log" &&
+		grep -q 'unknown field "replcas" in io.k8s.api.apps.v1.DeploymentSpec' "$work/misspelt.log"; then
+		pass "kubectl's validation refuses a misspelt field ($(grep -o 'unknown field "replcas" in [[:alnum:].]*' "$work/misspelt.log"))"
+	else
+		sed 's/^/  | /' "$work/misspelt.log"
+		fail "kubectl's validation refuses a misspelt field (replcas in the Deployment)"
 	fi
 fi
 
