@@ -7,8 +7,10 @@ noinst_LTLIBRARIES += libtaskbox_core.la
 libtaskbox_core_la_SOURCES =
 libtaskbox_core_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) \
 	$(JOSE_CFLAGS) $(CRYPTO_CFLAGS)
-libtaskbox_core_la_LIBADD = $(JANSSON_LIBS) $(LTDL_LIBS) $(JOSE_LIBS) \
-	$(CRYPTO_LIBS) $(CURL_LIBS) $(PTHREAD_LIBS)
+# libcurl, libjose and libcrypto are loaded when first needed
+# (base/curl_lib.c, transport/jose_lib.c, base/crypto_lib.c): nothing links
+# them.
+libtaskbox_core_la_LIBADD = $(JANSSON_LIBS) $(LTDL_LIBS) $(PTHREAD_LIBS)
 
 # The binary. The local plugin is linked into it (-dlpreopen) so taskbox
 # works with no config and no installed plugins; the loader finds it by

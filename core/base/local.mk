@@ -6,7 +6,10 @@ libtaskbox_core_la_SOURCES += \
 	core/base/base64.c \
 	core/base/error_json.c \
 	core/base/fd_budget.c \
+	core/base/crypto_lib.c \
+	core/base/curl_lib.c \
 	core/base/http_url.c \
+	core/base/lazy_lib.c \
 	core/base/listen_addr.c \
 	core/base/log.c \
 	core/base/metrics.c \
@@ -17,7 +20,10 @@ noinst_HEADERS += \
 	core/base/base64.h \
 	core/base/error_json.h \
 	core/base/fd_budget.h \
+	core/base/crypto_lib.h \
+	core/base/curl_lib.h \
 	core/base/http_url.h \
+	core/base/lazy_lib.h \
 	core/base/listen_addr.h \
 	core/base/log.h \
 	core/base/metrics.h \

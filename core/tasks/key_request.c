@@ -4,8 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
+#include "base/crypto_lib.h"
 #include "tasks/key_request.h"
 
 #define FIELDS 5
@@ -21,15 +20,19 @@ static int field_digest(const char *name, const char *value, char *out)
 	static const char domain[] = "taskbox key request v1";
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	EVP_MD_CTX *ctx;
 	int ok;
 
-	ok = ctx != NULL && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
-	     EVP_DigestUpdate(ctx, domain, sizeof(domain)) == 1 &&
-	     EVP_DigestUpdate(ctx, name, strlen(name) + 1) == 1 &&
-	     EVP_DigestUpdate(ctx, value, strlen(value) + 1) == 1 &&
-	     EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen >= 8;
-	EVP_MD_CTX_free(ctx);
+	if (tb_crypto_load(NULL, 0) < 0)
+		return -1;
+	ctx = tb_crypto.MD_CTX_new();
+	ok = ctx != NULL &&
+	     tb_crypto.DigestInit_ex(ctx, tb_crypto.sha256(), NULL) == 1 &&
+	     tb_crypto.DigestUpdate(ctx, domain, sizeof(domain)) == 1 &&
+	     tb_crypto.DigestUpdate(ctx, name, strlen(name) + 1) == 1 &&
+	     tb_crypto.DigestUpdate(ctx, value, strlen(value) + 1) == 1 &&
+	     tb_crypto.DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen >= 8;
+	tb_crypto.MD_CTX_free(ctx);
 	if (!ok)
 		return -1;
 	for (int i = 0; i < HEX_PER_FIELD / 2; i++)

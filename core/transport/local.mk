@@ -6,6 +6,7 @@ libtaskbox_core_la_SOURCES += \
 	core/transport/http_challenge.c \
 	core/transport/http_policy.c \
 	core/transport/http_tokens.c \
+	core/transport/jose_lib.c \
 	core/transport/oauth.c \
 	core/transport/oauth_claims.c \
 	core/transport/oauth_fetch.c \
@@ -19,6 +20,7 @@ noinst_HEADERS += \
 	core/transport/http_challenge.h \
 	core/transport/http_policy.h \
 	core/transport/http_tokens.h \
+	core/transport/jose_lib.h \
 	core/transport/oauth.h \
 	core/transport/oauth_internal.h \
 	core/transport/server.h \

@@ -4,12 +4,14 @@
  * holds. */
 #include "config.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/crypto_lib.h"
+#include "base/curl_lib.h"
+#include "transport/jose_lib.h"
 #include "transport/oauth.h"
 #include "base/http_url.h"
 #include "transport/oauth_internal.h"
@@ -51,6 +53,9 @@ struct tb_oauth *tb_oauth_new(const struct tb_oauth_opts *o, char *err,
 		         "required");
 		return NULL;
 	}
+	if (tb_curl_load(err, errlen) < 0 || tb_jose_load(err, errlen) < 0 ||
+	    tb_crypto_load(err, errlen) < 0)
+		return NULL;
 	if (!tb_url_https_or_loopback(o->issuer) ||
 	    (o->jwks_uri && !tb_url_https_or_loopback(o->jwks_uri))) {
 		snprintf(err, errlen,
@@ -58,7 +63,7 @@ struct tb_oauth *tb_oauth_new(const struct tb_oauth_opts *o, char *err,
 		         "(or http to a loopback address)");
 		return NULL;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+	if (tb_curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(err, errlen, "oauth: libcurl did not initialise");
 		return NULL;
 	}

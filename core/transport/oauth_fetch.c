@@ -3,12 +3,12 @@
  * redirects; bounded in time and size; Cache-Control's max-age read. */
 #include "config.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "base/curl_lib.h"
 #include "base/http_url.h"
 #include "transport/oauth_internal.h"
 
@@ -94,32 +94,32 @@ int oauth_fetch_json(const char *url, const int *stop, struct oauth_doc *d,
 		    url);
 		return -1;
 	}
-	c = curl_easy_init();
+	c = tb_curl.easy_init();
 	if (!c) {
 		snprintf(why, whylen, "%.256s: out of memory", url);
 		return -1;
 	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)OAUTH_FETCH_TIMEOUT_S);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, &b);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, &b);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "taskbox/" PACKAGE_VERSION);
-	rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	tb_curl.easy_setopt(c, CURLOPT_URL, url);
+	tb_curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	tb_curl.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	tb_curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	tb_curl.easy_setopt(c, CURLOPT_TIMEOUT, (long)OAUTH_FETCH_TIMEOUT_S);
+	tb_curl.easy_setopt(c, CURLOPT_ERRORBUFFER, err);
+	tb_curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	tb_curl.easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	tb_curl.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	tb_curl.easy_setopt(c, CURLOPT_HEADERDATA, &b);
+	tb_curl.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	tb_curl.easy_setopt(c, CURLOPT_XFERINFODATA, &b);
+	tb_curl.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	tb_curl.easy_setopt(c, CURLOPT_USERAGENT, "taskbox/" PACKAGE_VERSION);
+	rc = tb_curl.easy_perform(c);
+	tb_curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	if (rc != CURLE_OK) {
 		snprintf(why, whylen, "%.256s: %s", url,
 		         b.too_large ? "larger than 1 MiB"
 		         : *err      ? err
-		                     : curl_easy_strerror(rc));
+		                     : tb_curl.easy_strerror(rc));
 		goto out;
 	}
 	if (status != 200) {
@@ -137,6 +137,6 @@ int oauth_fetch_json(const char *url, const int *stop, struct oauth_doc *d,
 	ret = 0;
 out:
 	free(b.buf);
-	curl_easy_cleanup(c);
+	tb_curl.easy_cleanup(c);
 	return ret;
 }

@@ -8,13 +8,13 @@
  * discovery document, whose issuer must be the configured one. */
 #include "config.h"
 
-#include <curl/curl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/curl_lib.h"
 #include "base/http_url.h"
 #include "transport/oauth_internal.h"
 
@@ -67,15 +67,15 @@ static int fetch_counted(struct oauth_jwks *s, const char *url,
  * the issuer's path) and OpenID Connect's (after it). */
 static int metadata_urls(const char *issuer, char urls[2][1024])
 {
-	CURLU *u = curl_url();
+	CURLU *u = tb_curl.url();
 	char *path = NULL, *origin = NULL;
 	size_t n = strlen(issuer);
 	int rc = -1;
 
-	if (!u || curl_url_set(u, CURLUPART_URL, issuer, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK ||
-	    curl_url_set(u, CURLUPART_PATH, "/", 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_URL, &origin, 0) != CURLUE_OK)
+	if (!u || tb_curl.url_set(u, CURLUPART_URL, issuer, 0) != CURLUE_OK ||
+	    tb_curl.url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK ||
+	    tb_curl.url_set(u, CURLUPART_PATH, "/", 0) != CURLUE_OK ||
+	    tb_curl.url_get(u, CURLUPART_URL, &origin, 0) != CURLUE_OK)
 		goto out;
 	size_t o = strlen(origin), p = strlen(path);
 	if (o && origin[o - 1] == '/')
@@ -91,9 +91,9 @@ static int metadata_urls(const char *issuer, char urls[2][1024])
 	         issuer);
 	rc = 0;
 out:
-	curl_free(path);
-	curl_free(origin);
-	curl_url_cleanup(u);
+	tb_curl.free(path);
+	tb_curl.free(origin);
+	tb_curl.url_cleanup(u);
 	return rc;
 }
 

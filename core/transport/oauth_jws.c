@@ -4,13 +4,11 @@
  * serves (RFC 8725 section 3.1): never the token's alg alone. */
 #include "config.h"
 
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <jose/b64.h>
-#include <jose/jws.h>
-
+#include "base/crypto_lib.h"
+#include "transport/jose_lib.h"
 #include "transport/oauth_internal.h"
 
 static const char b64url[] =
@@ -20,7 +18,7 @@ static const char b64url[] =
 /* Decodes base64url s[0..n) as a JSON object; NULL when it is not one. */
 static json_t *decode_object(const char *s, size_t n)
 {
-	size_t len = jose_b64_dec_buf(s, n, NULL, 0);
+	size_t len = tb_jose.b64_dec_buf(s, n, NULL, 0);
 	json_t *obj = NULL;
 	char *buf;
 
@@ -29,7 +27,7 @@ static json_t *decode_object(const char *s, size_t n)
 	buf = malloc(len);
 	if (!buf)
 		return NULL;
-	if (jose_b64_dec_buf(s, n, buf, len) == len)
+	if (tb_jose.b64_dec_buf(s, n, buf, len) == len)
 		obj = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
 	free(buf);
 	if (obj && !json_is_object(obj)) {
@@ -53,6 +51,8 @@ int oauth_jws_parse(const char *token, size_t len, struct oauth_jws *j,
 	json_t *crit;
 
 	memset(j, 0, sizeof *j);
+	if (tb_jose_load(why, whylen) < 0)
+		return -1;
 	if (len == 0 || len > OAUTH_TOKEN_MAX)
 		goto malformed;
 	dot1 = memchr(token, '.', len);
@@ -185,11 +185,11 @@ static unsigned char *decode_bytes(const char *s, size_t n, size_t *len)
 {
 	unsigned char *buf;
 
-	*len = jose_b64_dec_buf(s, n, NULL, 0);
+	*len = tb_jose.b64_dec_buf(s, n, NULL, 0);
 	if (*len == SIZE_MAX || *len == 0)
 		return NULL;
 	buf = malloc(*len);
-	if (buf && jose_b64_dec_buf(s, n, buf, *len) != *len) {
+	if (buf && tb_jose.b64_dec_buf(s, n, buf, *len) != *len) {
 		free(buf);
 		buf = NULL;
 	}
@@ -206,23 +206,26 @@ static bool verify_eddsa(const struct oauth_jws *j, const json_t *jwk)
 	EVP_MD_CTX *ctx = NULL;
 	bool ok = false;
 
+	if (tb_crypto_load(NULL, 0) < 0)
+		return false;
 	if (!x)
 		goto out;
 	pub = decode_bytes(x, strlen(x), &pub_len);
 	sig = decode_bytes(j->sig64, j->sig64_len, &sig_len);
 	if (!pub || pub_len != 32 || !sig || sig_len != 64)
 		goto out;
-	key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, pub, pub_len);
-	ctx = EVP_MD_CTX_new();
+	key = tb_crypto.PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, pub,
+	                                        pub_len);
+	ctx = tb_crypto.MD_CTX_new();
 	if (!key || !ctx ||
-	    EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, key) != 1)
+	    tb_crypto.DigestVerifyInit(ctx, NULL, NULL, NULL, key) != 1)
 		goto out;
-	ok =
-	    EVP_DigestVerify(ctx, sig, sig_len, (const unsigned char *)j->input,
-	                     j->input_len) == 1;
+	ok = tb_crypto.DigestVerify(ctx, sig, sig_len,
+	                            (const unsigned char *)j->input,
+	                            j->input_len) == 1;
 out:
-	EVP_MD_CTX_free(ctx);
-	EVP_PKEY_free(key);
+	tb_crypto.MD_CTX_free(ctx);
+	tb_crypto.PKEY_free(key);
 	free(sig);
 	free(pub);
 	return ok;
@@ -245,7 +248,7 @@ static bool verify_jose(const struct oauth_jws *j, const json_t *jwk)
 	                "signature", j->sig64, j->sig64_len);
 	if (!jws)
 		return false;
-	ok = jose_jws_ver(NULL, jws, NULL, jwk, false);
+	ok = tb_jose.jws_ver(NULL, jws, NULL, jwk, false);
 	json_decref(jws);
 	return ok;
 }
