@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -15,6 +14,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "base/lazy_lib.h"
 #include "base/log.h"
 #include "transport/sd_daemon.h"
 
@@ -24,29 +24,18 @@ static struct {
 	__typeof__(sd_notify) *notify;
 } sd;
 
+static const struct tb_lazy_sym syms[] = {
+    {"sd_listen_fds", &sd.listen_fds},
+    {"sd_is_socket", &sd.is_socket},
+    {"sd_notify", &sd.notify},
+};
+
+static struct tb_lazy_lib lib = TB_LAZY_LIB_INIT(TB_SYSTEMD_SONAME, syms);
+
 /* Loads libsystemd once; returns 0, or -1 with why. */
 static int sd_load(char *why, size_t whylen)
 {
-	static void *lib;
-
-	if (lib)
-		return 0;
-	void *h =
-	    dlopen(TB_SYSTEMD_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-	if (!h) {
-		snprintf(why, whylen, "%s", dlerror());
-		return -1;
-	}
-	sd.listen_fds = (__typeof__(sd.listen_fds))dlsym(h, "sd_listen_fds");
-	sd.is_socket = (__typeof__(sd.is_socket))dlsym(h, "sd_is_socket");
-	sd.notify = (__typeof__(sd.notify))dlsym(h, "sd_notify");
-	if (!sd.listen_fds || !sd.is_socket || !sd.notify) {
-		snprintf(why, whylen, "%s: a function of sd-daemon is missing",
-		         TB_SYSTEMD_SONAME);
-		return -1;
-	}
-	lib = h;
-	return 0;
+	return tb_lazy_lib_load(&lib, why, whylen);
 }
 
 /* The numeric address and port fd is bound to; 0, or -1 with why. */
