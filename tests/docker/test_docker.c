@@ -136,8 +136,9 @@ static int run(void *c, const char *script, uint32_t timeout_ms, size_t limit,
                struct taskbox_exec_result *res)
 {
 	const char *argv[] = {"sh", "-c", script, NULL};
-	struct taskbox_exec_req req = {
-	    sizeof(req), argv, NULL, NULL, timeout_ms, limit, NULL, NULL, 0};
+	struct taskbox_exec_req req = {sizeof(req), argv,  NULL, NULL,
+	                               timeout_ms,  limit, NULL, NULL,
+	                               0,           NULL,  0};
 
 	memset(res, 0, sizeof(*res));
 	res->struct_size = sizeof(*res);
@@ -216,8 +217,8 @@ Test(docker, lifecycle_and_exec_basics)
 	struct taskbox_exec_result res;
 	const char *env[] = {"GREETING=hello there", NULL};
 	const char *argv[] = {"sh", "-c", "echo \"$GREETING\"; pwd", NULL};
-	struct taskbox_exec_req req = {sizeof(req), argv, env,  "sub", 10000,
-	                               0,           NULL, NULL, 0};
+	struct taskbox_exec_req req = {sizeof(req), argv, env, "sub", 10000, 0,
+	                               NULL,        NULL, 0,   NULL,  0};
 	char id[TASKBOX_SANDBOX_ID_MAX];
 	void *c, *x = NULL;
 
@@ -323,7 +324,7 @@ Test(docker, cancel_stops_the_exec)
 {
 	const char *argv[] = {"sleep", "60", NULL};
 	struct taskbox_exec_req req = {sizeof(req),  argv, NULL, NULL, 60000, 0,
-	                               cancelled_cb, NULL, 0};
+	                               cancelled_cb, NULL, 0,    NULL, 0};
 	struct taskbox_exec_result res;
 	char id[TASKBOX_SANDBOX_ID_MAX];
 	double t0;
@@ -348,8 +349,8 @@ Test(docker, until_newline_returns_with_the_first_line)
 	                      "printf ans; sleep 0.2; echo $$ > pid; echo wer; "
 	                      "exec sleep 60",
 	                      NULL};
-	struct taskbox_exec_req req = {sizeof(req), argv, NULL, NULL, 60000,
-	                               0,           NULL, NULL, 0};
+	struct taskbox_exec_req req = {sizeof(req), argv, NULL, NULL, 60000, 0,
+	                               NULL,        NULL, 0,    NULL, 0};
 	struct taskbox_exec_result res;
 	char id[TASKBOX_SANDBOX_ID_MAX];
 	void *c;
@@ -659,8 +660,8 @@ static void *bg_run(void *arg)
 {
 	struct bg_exec *e = arg;
 	const char *argv[] = {"sh", "-c", "sleep 2; echo done", NULL};
-	struct taskbox_exec_req req = {sizeof(req), argv, NULL, NULL, 30000,
-	                               0,           NULL, NULL, 0};
+	struct taskbox_exec_req req = {sizeof(req), argv, NULL, NULL, 30000, 0,
+	                               NULL,        NULL, 0,    NULL, 0};
 	char e2[TASKBOX_ERRBUF_SIZE];
 
 	memset(&e->res, 0, sizeof(e->res));
@@ -1187,8 +1188,8 @@ Test(docker, connect_reuses_its_check_and_the_engine_connections)
 Test(docker, sandbox_removed_behind_the_caches_back)
 {
 	const char *argv[] = {"true", NULL};
-	struct taskbox_exec_req req = {sizeof(req), argv, NULL, NULL, 10000,
-	                               0,           NULL, NULL, 0};
+	struct taskbox_exec_req req = {sizeof(req), argv, NULL, NULL, 10000, 0,
+	                               NULL,        NULL, 0,    NULL, 0};
 	struct taskbox_exec_result res;
 	struct taskbox_read_item items[2];
 	struct taskbox_buf b = {0};

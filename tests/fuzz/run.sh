@@ -32,7 +32,10 @@ if [ $# -eq 0 ]; then
 		"$core/protocol/mcp_era.c" "$core/base/log.c" \
 		"$core/tools/call.c" "$core/tools/task_backend.c" \
 		"$core/protocol/mcp_stats.c" "$core/protocol/parker.c" \
-		"$core/tools/tool_stats.c" "$core/base/metrics.c" -lpthread \
+		"$core/tools/tool_stats.c" "$core/base/metrics.c" \
+		"$core/base/principal.c" "$core/base/audit.c" "$core/protocol/mcp_audit.c" \
+		"$core/protocol/mcp_scope.c" \
+		"$core/tasks/host_mask.c" -lpthread \
 		-lm
 fi
 if [ $# -lt 5 ] || [ "$5" != -- ]; then
