@@ -372,6 +372,16 @@ json_t *tb_task_view_sandbox_gone(const char *sandbox_id, const char *task_id,
 	return r;
 }
 
+json_t *tb_task_view_if_gone(int rc, const char *sandbox_id,
+                             const char *task_id, const struct tb_page_req *pr,
+                             const char *why)
+{
+	if ((rc != TASKBOX_E_GONE && rc != TASKBOX_E_NOT_FOUND) ||
+	    !tb_task_ring_has(&tb_tasks_seen_running, sandbox_id, task_id))
+		return NULL;
+	return tb_task_view_sandbox_gone(sandbox_id, task_id, pr, why);
+}
+
 /* A view that failed with rc: the sandbox gone under a task this process
  * saw running is that task's end (a result); anything else is the tool
  * error already in *result. Returns 0 or 1 as tb_task_view does. */

@@ -56,6 +56,13 @@ json_t *tb_task_view_sandbox_gone(const char *sandbox_id, const char *task_id,
                                   const struct tb_page_req *pr,
                                   const char *why);
 
+/* tb_task_view_sandbox_gone's view when opening or connecting sandbox_id
+ * failed with rc (TASKBOX_E_GONE or TASKBOX_E_NOT_FOUND) under a task this
+ * process saw running; NULL otherwise (the failure is a tool error). */
+json_t *tb_task_view_if_gone(int rc, const char *sandbox_id,
+                             const char *task_id, const struct tb_page_req *pr,
+                             const char *why);
+
 /* Masks and decodes a page: a new JSON string. */
 json_t *tb_page_text(const unsigned char *data, size_t len);
 

@@ -16,7 +16,6 @@
 #include "tasks/remote_watch.h"
 #include "tasks/sup_client.h"
 #include "tasks/task_id.h"
-#include "tasks/task_ring.h"
 #include "tasks/task_view.h"
 #include "tasks/task_wait.h"
 
@@ -150,8 +149,6 @@ struct tb_wait {
 	bool unreachable; /* the box could not be connected again */
 };
 
-/* Takes a full view into wait: from a remote watch's answer, its record
- * rec and pages page (tb_task_view_given), or, rec NULL, by reading. */
 /* Connects the box again when a park closed it. False (the wait then
  * ends) when the sandbox can no longer be reached: with the task's end
  * when the sandbox went away under a task this process saw running (as
@@ -159,7 +156,7 @@ struct tb_wait {
 static bool box_ready(struct tb_wait *wait)
 {
 	char err[TB_ERR_MAX];
-	json_t *gone = NULL;
+	json_t *gone;
 	int rc;
 
 	if (wait->box.conn)
@@ -169,11 +166,8 @@ static bool box_ready(struct tb_wait *wait)
 	rc = tb_box_connect(&wait->box, err, sizeof err);
 	if (rc == TASKBOX_OK)
 		return true;
-	if ((rc == TASKBOX_E_GONE || rc == TASKBOX_E_NOT_FOUND) &&
-	    tb_task_ring_has(&tb_tasks_seen_running, wait->box.id,
-	                     wait->task_id))
-		gone = tb_task_view_sandbox_gone(wait->box.id, wait->task_id,
-		                                 &wait->pr, err);
+	gone = tb_task_view_if_gone(rc, wait->box.id, wait->task_id, &wait->pr,
+	                            err);
 	json_decref(wait->view);
 	wait->view = gone ? gone : tb_error_json(err);
 	wait->rc = gone ? 0 : 1;
@@ -181,6 +175,8 @@ static bool box_ready(struct tb_wait *wait)
 	return false;
 }
 
+/* Takes a full view into wait: from a remote watch's answer, its record
+ * rec and pages page (tb_task_view_given), or, rec NULL, by reading. */
 static void take_view(struct tb_wait *wait, const struct tb_task_record *rec,
                       struct taskbox_read_item *page)
 {

@@ -301,10 +301,8 @@ static int view_open(json_t *args, const char **task_id, struct tb_page_req *pr,
 	rc = tb_box_open(sandbox_id, "sandbox_id", box, err, sizeof(err));
 	if (rc == TASKBOX_OK)
 		return 0;
-	if ((rc == TASKBOX_E_GONE || rc == TASKBOX_E_NOT_FOUND) &&
-	    tb_task_ring_has(&tb_tasks_seen_running, sandbox_id, *task_id) &&
-	    (*result = tb_task_view_sandbox_gone(sandbox_id, *task_id, pr,
-	                                         err)) != NULL)
+	*result = tb_task_view_if_gone(rc, sandbox_id, *task_id, pr, err);
+	if (*result)
 		return 1;
 	*result = tb_error_json(err);
 	return -1;
