@@ -41,4 +41,14 @@ for word in serve providers check-config help $words; do
 		fail=1
 	fi
 done
+# What taskbox is today, said by both: the two transports, the four
+# providers, the service.
+for word in stdio "Streamable HTTP" local docker e2b k8s systemd taskbox.socket; do
+	for text in "$tmp/help.txt" "$tmp/taskbox.txt"; do
+		if ! tr '\n' ' ' <"$text" | tr -s ' ' | grep -qF -- "$word"; then
+			echo "FAIL: ${text##*/} does not say $word"
+			fail=1
+		fi
+	done
+done
 exit $fail
