@@ -33,6 +33,8 @@ size_t tb_provider_min_size(uint32_t minor)
 	case 2: /* 1.2 appended the optional read_files */
 	case 3: /* 1.3 appended taskbox_exec_req's until_newline */
 	case 4: /* 1.4 appended taskbox_exec_req's stdin_data, stdin_len */
+	case 5: /* 1.5 appended create_req.owner and the optional describe, list
+	         */
 		return OPS_OFFSET(destroy) + sizeof(void (*)(void));
 	default:
 		return 0;

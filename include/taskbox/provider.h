@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define TASKBOX_ABI_MAJOR 1
-#define TASKBOX_ABI_MINOR 4
+#define TASKBOX_ABI_MINOR 5
 
 /* The one exported symbol of a plugin, carrying the ABI major. */
 #define TASKBOX_PROVIDER_ENTRY taskbox_provider_entry_v1
@@ -51,6 +51,11 @@ extern "C" {
 /* Size of a buffer that holds any sandbox id, including its NUL. A sandbox
  * id produced by a plugin is 1..127 bytes of [A-Za-z0-9_.-]. */
 #define TASKBOX_SANDBOX_ID_MAX 128
+
+/* Size of a buffer that holds any sandbox owner, including its NUL (ABI
+ * 1.5). An owner is the name of the principal a sandbox was made for: 1..255
+ * bytes of UTF-8 without control characters, chosen by the host. */
+#define TASKBOX_OWNER_MAX 256
 
 /* Suggested size of an errbuf; plugins must accept any errlen >= 1. */
 #define TASKBOX_ERRBUF_SIZE 512
@@ -131,7 +136,35 @@ struct taskbox_create_req {
 	                              for the instance's default */
 	uint32_t lifetime_s;       /* seconds the sandbox lives unless renewed;
 	                              0 for the instance's default */
+
+	/* Since ABI 1.5: the principal the sandbox is made for, or NULL (and
+	 * "") for none. A plugin that offers describe records it with the
+	 * sandbox, where every process of every host reads the same answer and
+	 * the sandbox's own commands cannot change it (a record outside the
+	 * sandbox's reach, a label or annotation, the backend's metadata), and
+	 * fails create with TASKBOX_E_INVALID when it cannot store this
+	 * owner. */
+	const char *owner;
 };
+
+/* What a provider knows of one sandbox (ABI 1.5): filled by describe and
+ * handed to list's callback. The host zeroes it and sets struct_size before
+ * describe; a plugin fills no field past struct_size. */
+struct taskbox_sandbox_info {
+	size_t struct_size; /* sizeof(struct taskbox_sandbox_info) of the
+	                       side that made it */
+	char id[TASKBOX_SANDBOX_ID_MAX]; /* as create wrote it */
+	char owner[TASKBOX_OWNER_MAX];   /* "" when none was recorded */
+	int64_t created_s; /* Unix seconds when made; 0 when not known */
+	int64_t expires_s; /* Unix seconds when it will be destroyed unless
+	                      renewed; 0 when not known or never */
+};
+
+/* list's callback: called once per sandbox with info borrowed for the call.
+ * Returns 0 to go on, nonzero to stop the listing (list then returns
+ * TASKBOX_OK). */
+typedef int (*taskbox_list_fn)(void *arg,
+                               const struct taskbox_sandbox_info *info);
 
 /* A command to run in a sandbox, without a shell. Borrowed for the call. */
 struct taskbox_exec_req {
@@ -293,6 +326,27 @@ struct taskbox_provider {
 	 * one by one with read_file. */
 	int (*read_files)(void *conn, struct taskbox_read_item *const *items,
 	                  size_t count, char *errbuf, size_t errlen);
+
+	/* Since ABI 1.5. Optional: fills info (id, owner, creation and expiry
+	 * times) for the connection's sandbox, from what connect learnt or
+	 * one request to the backend. The owner is what create recorded, ""
+	 * for a sandbox made without one. When NULL (or a plugin built for an
+	 * older minor) the host treats every sandbox of the instance as having
+	 * no owner: only an admin reaches it, and the host makes none there
+	 * for a principal that is not an admin. */
+	int (*describe)(void *conn, struct taskbox_sandbox_info *info,
+	                char *errbuf, size_t errlen);
+
+	/* Since ABI 1.5. Optional: calls each(arg, info) for every live
+	 * sandbox of the instance, or, when owner is not NULL, at least for
+	 * every sandbox of that owner (filtered on the backend where it can: a
+	 * label selector, a metadata query; the host checks each owner
+	 * again). Order is free. Returns TASKBOX_OK when the listing is
+	 * complete (or each stopped it). When NULL the host cannot list the
+	 * instance's sandboxes nor count them for quotas, and says so.
+	 * Thread-safe. */
+	int (*list)(void *instance, const char *owner, taskbox_list_fn each,
+	            void *arg, char *errbuf, size_t errlen);
 };
 
 /* exec runs argv on this host's kernel, as the server's user, with the
