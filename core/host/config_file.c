@@ -13,6 +13,7 @@
 
 #include "host/config_file.h"
 #include "host/config_http.h"
+#include "host/config_limits.h"
 
 #define BUILTIN_SOURCE "(built-in default)"
 #define BUILTIN_TEXT                                                           \
@@ -358,8 +359,8 @@ static void check_audit(struct tb_config_problems *p, json_t *audit)
 /* Validates the whole document; returns the number of problems. */
 static unsigned validate(json_t *root, char *err, size_t errlen)
 {
-	static const char *const allowed[] = {"default", "providers", "mask",
-	                                      "http",    "audit",     NULL};
+	static const char *const allowed[] = {
+	    "default", "providers", "mask", "http", "audit", "limits", NULL};
 	struct tb_config_problems p = {err, errlen, 0, 0};
 
 	if (err && errlen)
@@ -370,13 +371,14 @@ static unsigned validate(json_t *root, char *err, size_t errlen)
 		return p.count;
 	}
 	tb_config_unknown_keys(&p, "$", root, allowed,
-	                       "default, providers, mask, http, audit");
+	                       "default, providers, mask, http, audit, limits");
 	check_providers(&p, json_object_get(root, "providers"));
 	check_default(&p, json_object_get(root, "default"),
 	              json_object_get(root, "providers"));
 	check_mask(&p, json_object_get(root, "mask"));
 	tb_config_check_http(&p, json_object_get(root, "http"));
 	check_audit(&p, json_object_get(root, "audit"));
+	tb_config_check_limits(&p, json_object_get(root, "limits"));
 	return p.count;
 }
 
@@ -397,6 +399,7 @@ void tb_config_free(struct tb_config *cfg)
 	free(cfg->source);
 	tb_config_free_http(cfg->http);
 	free(cfg->audit_path);
+	tb_config_free_limits(cfg->limits);
 	free(cfg);
 }
 
@@ -484,6 +487,8 @@ struct tb_config *tb_config_parse(const char *text, const char *source,
 	    strdup(json_string_value(json_object_get(root, "default")));
 	bool failed = false;
 	cfg->http = tb_config_take_http(json_object_get(root, "http"), &failed);
+	cfg->limits =
+	    tb_config_take_limits(json_object_get(root, "limits"), &failed);
 	json_t *audit = json_object_get(root, "audit");
 	if (audit) {
 		cfg->audit_path =

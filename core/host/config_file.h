@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct tb_config_limits;
+
 struct tb_config_instance {
 	char *name;             /* key under "providers" */
 	char *plugin;           /* plugin name, e.g. "local" */
@@ -68,6 +70,7 @@ struct tb_config {
 	struct tb_config_http *http; /* NULL when the file has none */
 	char *audit_path;            /* "audit.path" ("-": stderr), or NULL */
 	bool audit_reads;            /* "audit.reads" */
+	struct tb_config_limits *limits; /* "limits", or NULL: none */
 };
 
 /* Finds the config as --config FILE (path, may be NULL), $TASKBOX_CONFIG,

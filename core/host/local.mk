@@ -4,6 +4,7 @@
 libtaskbox_core_la_SOURCES += \
 	core/host/config_file.c \
 	core/host/config_http.c \
+	core/host/config_limits.c \
 	core/host/config_oauth.c \
 	core/host/loader.c \
 	core/host/provider_check.c \
@@ -13,6 +14,7 @@ libtaskbox_core_la_SOURCES += \
 noinst_HEADERS += \
 	core/host/config_file.h \
 	core/host/config_http.h \
+	core/host/config_limits.h \
 	core/host/config_oauth.h \
 	core/host/instance.h \
 	core/host/loader.h \

@@ -8,9 +8,9 @@
 #include "host/provider_stats.h"
 #include "taskbox/provider.h"
 
-static const char *const ops[] = {"create",    "connect",    "exec",
-                                  "read_file", "write_file", "renew",
-                                  "destroy",   "read_files", NULL};
+static const char *const ops[] = {
+    "create",  "connect",    "exec",     "read_file", "write_file", "renew",
+    "destroy", "read_files", "describe", "list",      NULL};
 static const double seconds_buckets[] = {0.0001, 0.0005, 0.001, 0.005, 0.025,
                                          0.1,    0.5,    2.5,   10,    60};
 

@@ -14,6 +14,8 @@ enum tb_provider_op {
 	TB_POP_RENEW,
 	TB_POP_DESTROY,
 	TB_POP_READ_FILES,
+	TB_POP_DESCRIBE,
+	TB_POP_LIST,
 };
 
 /* The clock at the start of a provider call. */

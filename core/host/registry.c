@@ -178,3 +178,13 @@ const struct tb_instance *tb_registry_default(void)
 {
 	return n_slots ? &slots[default_slot].inst : NULL;
 }
+
+size_t tb_registry_count(void)
+{
+	return n_slots;
+}
+
+const struct tb_instance *tb_registry_at(size_t i)
+{
+	return i < n_slots ? &slots[i].inst : NULL;
+}

@@ -34,6 +34,11 @@ const struct tb_instance *tb_registry_find(const char *name);
  * successful open. */
 const struct tb_instance *tb_registry_default(void);
 
+/* The number of instances, and the i-th (0 <= i < count) in the config's
+ * order. Thread-safe after open. */
+size_t tb_registry_count(void);
+const struct tb_instance *tb_registry_at(size_t i);
+
 /* The host services handed to every plugin (allocator, log). */
 const struct taskbox_host *tb_host(void);
 

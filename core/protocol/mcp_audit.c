@@ -144,12 +144,18 @@ bool tb_mcp_audit_begin(struct tb_call *c, char *why, size_t whylen)
 
 	c->start_ms = now_ms();
 	c->audit_id[0] = '\0';
-	if (!tb_audit_enabled() || (!changes(c) && !tb_audit_reads()))
+	c->audit_recorded = false;
+	if (!tb_audit_enabled())
 		return true;
+	/* Every call has an id: a read refused as not the caller's is
+	 * recorded too, with its response record only. */
 	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
 		memset(raw, 0, sizeof raw);
 	for (size_t i = 0; i < sizeof raw; i++)
 		snprintf(c->audit_id + 2 * i, 3, "%02x", raw[i]);
+	if (!changes(c) && !tb_audit_reads())
+		return true;
+	c->audit_recorded = true;
 	json_t *r = record(c, "request");
 	int rc = r ? tb_audit_write(r, err, sizeof err) : -1;
 	json_decref(r);
@@ -191,6 +197,8 @@ static void outcome(const struct tb_call *c, const json_t *msg, char *out,
 		snprintf(out, outlen, "error %lld",
 		         (long long)json_integer_value(
 		             json_object_get(err, "code")));
+	else if (c->base.refusal)
+		snprintf(out, outlen, "%s", c->base.refusal);
 	else if (json_is_true(json_object_get(result, "isError")))
 		snprintf(out, outlen, "tool_error");
 	else
@@ -202,7 +210,7 @@ void tb_mcp_audit_end(struct tb_call *c, const json_t *msg)
 {
 	char what[32], err[256];
 
-	if (!c->audit_id[0])
+	if (!c->audit_id[0] || (!c->audit_recorded && !c->base.refusal))
 		return;
 	json_t *r = record(c, "response");
 	if (!r)

@@ -96,6 +96,7 @@ struct tb_call {
 	char audit_sandbox[160]; /* what its handler's output named */
 	char audit_task[160];
 	const char *audit_outcome; /* its handler's, or NULL */
+	bool audit_recorded;       /* its request record was written */
 	struct tb_call *next;
 };
 

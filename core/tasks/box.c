@@ -78,7 +78,13 @@ int tb_box_connect(struct tb_box *box, char *err, size_t errlen)
 	rc = box->inst->plugin->ops.connect(box->inst->handle, box->ref.native,
 	                                    &box->conn, perr, sizeof(perr));
 	tb_provider_call_end(TB_POP_CONNECT, t0, rc);
-	if (rc != TASKBOX_OK) {
+	if (rc == TASKBOX_E_NOT_FOUND) {
+		/* One answer for a sandbox that is not there, whatever the
+		 * provider says: the one ownership gives for another's. */
+		box->conn = NULL;
+		snprintf(err, errlen, "sandbox %s: %s", box->id,
+		         tb_status_text(rc));
+	} else if (rc != TASKBOX_OK) {
 		box->conn = NULL;
 		sandbox_err(err, errlen, box, "", rc, perr);
 	}

@@ -7,6 +7,8 @@ libtaskbox_core_la_SOURCES += \
 	core/tasks/dir_watch.c \
 	core/tasks/host_mask.c \
 	core/tasks/key_request.c \
+	core/tasks/ownership.c \
+	core/tasks/quota.c \
 	core/tasks/pid_watch.c \
 	core/tasks/record_cache.c \
 	core/tasks/remote_watch.c \
@@ -25,6 +27,8 @@ noinst_HEADERS += \
 	core/tasks/dir_watch.h \
 	core/tasks/host_mask.h \
 	core/tasks/key_request.h \
+	core/tasks/ownership.h \
+	core/tasks/quota.h \
 	core/tasks/pid_watch.h \
 	core/tasks/record_cache.h \
 	core/tasks/remote_watch.h \

@@ -86,9 +86,10 @@ static int read_file(tb_call *call, json_t *args, json_t **result)
 	               sizeof(err)) < 0 ||
 	    tb_arg_enum(args, "encoding", encodings, "utf-8", &encoding, err,
 	                sizeof(err)) < 0 ||
-	    tb_sandbox_for_call(tb_call_session(call), args, false, id,
-	                        sizeof(id), err, sizeof(err)) < 0 ||
-	    tb_box_open(id, "sandbox_id", &box, err, sizeof(err)) != TASKBOX_OK)
+	    tb_sandbox_for_call(call, args, false, id, sizeof(id), err,
+	                        sizeof(err)) < 0 ||
+	    tb_call_open_box(call, id, "sandbox_id", &box, err, sizeof(err)) !=
+	        TASKBOX_OK)
 		goto refuse;
 	tb_box_renew(&box, tb_session_lifetime(tb_call_session(call), box.id));
 	rc = tb_box_read(&box, path, (uint64_t)offset, (size_t)length, &data,
@@ -169,9 +170,10 @@ static int write_file(tb_call *call, json_t *args, json_t **result)
 		         "content: more than %d bytes once decoded", FILE_MAX);
 		goto refuse;
 	}
-	if (tb_sandbox_for_call(tb_call_session(call), args, true, id,
-	                        sizeof(id), err, sizeof(err)) < 0 ||
-	    tb_box_open(id, "sandbox_id", &box, err, sizeof(err)) != TASKBOX_OK)
+	if (tb_sandbox_for_call(call, args, true, id, sizeof(id), err,
+	                        sizeof(err)) < 0 ||
+	    tb_call_open_box(call, id, "sandbox_id", &box, err, sizeof(err)) !=
+	        TASKBOX_OK)
 		goto refuse;
 	tb_box_renew(&box, tb_session_lifetime(tb_call_session(call), box.id));
 	rc = tb_box_write(&box, path, data, len, 0644, err, sizeof(err));

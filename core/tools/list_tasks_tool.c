@@ -58,9 +58,10 @@ static int list_tasks(tb_call *call, json_t *args, json_t **result)
 	        0 ||
 	    tb_arg_str(args, "cursor", false, 1, 64, &cursor, err,
 	               sizeof(err)) < 0 ||
-	    tb_sandbox_for_call(tb_call_session(call), args, false, id,
-	                        sizeof(id), err, sizeof(err)) < 0 ||
-	    tb_box_open(id, "sandbox_id", &box, err, sizeof(err)) != TASKBOX_OK)
+	    tb_sandbox_for_call(call, args, false, id, sizeof(id), err,
+	                        sizeof(err)) < 0 ||
+	    tb_call_open_box(call, id, "sandbox_id", &box, err, sizeof(err)) !=
+	        TASKBOX_OK)
 		goto refuse;
 	if (tb_task_list(&box, &all, err, sizeof(err)) < 0) {
 		tb_box_close(&box);

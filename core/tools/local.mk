@@ -4,6 +4,7 @@
 libtaskbox_core_la_SOURCES += \
 	core/tools/call.c \
 	core/tools/file_tools.c \
+	core/tools/list_sandboxes_tool.c \
 	core/tools/list_tasks_tool.c \
 	core/tools/run_tool.c \
 	core/tools/sandbox_tools.c \

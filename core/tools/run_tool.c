@@ -57,9 +57,10 @@ static int run_command(tb_call *call, json_t *args, json_t **result)
 	        0 ||
 	    tb_arg_int(args, "timeout", 1, 3600, 60, &timeout, err,
 	               sizeof(err)) < 0 ||
-	    tb_sandbox_for_call(tb_call_session(call), args, true, id,
-	                        sizeof(id), err, sizeof(err)) < 0 ||
-	    tb_box_open(id, "sandbox_id", &box, err, sizeof(err)) != TASKBOX_OK)
+	    tb_sandbox_for_call(call, args, true, id, sizeof(id), err,
+	                        sizeof(err)) < 0 ||
+	    tb_call_open_box(call, id, "sandbox_id", &box, err, sizeof(err)) !=
+	        TASKBOX_OK)
 		goto refuse;
 	tb_box_renew(&box, tb_session_lifetime(tb_call_session(call), box.id));
 	{

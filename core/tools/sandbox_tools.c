@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/principal.h"
 #include "tasks/box.h"
+#include "tasks/ownership.h"
+#include "tasks/quota.h"
 #include "host/provider_stats.h"
 #include "tools/sandboxes.h"
 #include "tasks/session.h"
@@ -13,12 +16,30 @@
 #include "tools/tool_args.h"
 #include "host/sandbox_ref.h"
 
-int tb_sandbox_create(struct tb_session *session,
-                      const struct tb_instance *inst, const char *template_name,
-                      uint32_t lifetime_s, char *id, char *err, size_t errlen)
+/* Whether who may make a sandbox on inst: a plugin that cannot record an
+ * owner makes sandboxes only an admin reaches, so only an admin makes
+ * them. */
+static int owner_recordable(const struct tb_principal *who,
+                            const struct tb_instance *inst, char *err,
+                            size_t errlen)
+{
+	if (inst->plugin->describe || tb_owner_is_admin(who))
+		return 0;
+	snprintf(err, errlen,
+	         "provider: instance %s cannot record a sandbox's owner (its "
+	         "plugin %s offers no describe, an op of ABI 1.5), so only a "
+	         "principal with taskbox:admin may create sandboxes there",
+	         inst->name, inst->plugin->name);
+	return -1;
+}
+
+/* The plugin's create for who, with the owner recorded. */
+static int create_on(const struct tb_principal *who,
+                     const struct tb_instance *inst, const char *template_name,
+                     uint32_t lifetime_s, char *native, char *err,
+                     size_t errlen)
 {
 	struct taskbox_create_req req;
-	char native[TASKBOX_SANDBOX_ID_MAX] = "";
 	char perr[TASKBOX_ERRBUF_SIZE] = "";
 	int rc;
 
@@ -26,6 +47,7 @@ int tb_sandbox_create(struct tb_session *session,
 	req.struct_size = sizeof(req);
 	req.template_name = template_name;
 	req.lifetime_s = lifetime_s;
+	req.owner = who->name;
 	uint64_t t0 = tb_provider_call_start();
 	rc = inst->plugin->ops.create(inst->handle, &req, native, perr,
 	                              sizeof(perr));
@@ -36,7 +58,32 @@ int tb_sandbox_create(struct tb_session *session,
 		         perr[0] ? perr : "no detail from the provider");
 		return -1;
 	}
-	native[sizeof(native) - 1] = '\0';
+	native[TASKBOX_SANDBOX_ID_MAX - 1] = '\0';
+	return 0;
+}
+
+int tb_sandbox_create(tb_call *call, const struct tb_instance *inst,
+                      const char *template_name, uint32_t *lifetime_s,
+                      bool given, char *id, char *err, size_t errlen)
+{
+	struct tb_session *session = tb_call_session(call);
+	struct tb_quota_ticket ticket;
+	char native[TASKBOX_SANDBOX_ID_MAX] = "";
+	char perr[TASKBOX_ERRBUF_SIZE] = "";
+	int rc;
+
+	if (owner_recordable(call->principal, inst, err, errlen) < 0)
+		return -1;
+	if (tb_quota_admit(call->principal, lifetime_s, given, &ticket, err,
+	                   errlen) < 0) {
+		call->refusal = "quota";
+		return -1;
+	}
+	rc = create_on(call->principal, inst, template_name, *lifetime_s,
+	               native, err, errlen);
+	tb_quota_done(&ticket);
+	if (rc < 0)
+		return -1;
 	if (tb_sandbox_ref_format(inst->name, native, id, TB_SANDBOX_REF_MAX) <
 	    0) {
 		snprintf(err, errlen,
@@ -47,7 +94,7 @@ int tb_sandbox_create(struct tb_session *session,
 		                          sizeof(perr));
 		return -1;
 	}
-	if (tb_session_add(session, id, lifetime_s) < 0) {
+	if (tb_session_add(session, id, *lifetime_s) < 0) {
 		snprintf(err, errlen, "out of memory recording sandbox %s", id);
 		inst->plugin->ops.destroy(inst->handle, native, perr,
 		                          sizeof(perr));
@@ -56,10 +103,11 @@ int tb_sandbox_create(struct tb_session *session,
 	return 0;
 }
 
-int tb_sandbox_for_call(struct tb_session *session, json_t *args,
-                        bool may_create, char *id, size_t idlen, char *err,
-                        size_t errlen)
+int tb_sandbox_for_call(tb_call *call, json_t *args, bool may_create, char *id,
+                        size_t idlen, char *err, size_t errlen)
 {
+	struct tb_session *session = tb_call_session(call);
+	uint32_t lifetime = TB_SANDBOX_DEFAULT_LIFETIME;
 	const char *given;
 	int rc = 0;
 
@@ -85,9 +133,8 @@ int tb_sandbox_for_call(struct tb_session *session, json_t *args,
 	}
 	tb_session_create_lock(session);
 	if (!tb_session_default(session, id, idlen))
-		rc = tb_sandbox_create(session, tb_registry_default(), NULL,
-		                       TB_SANDBOX_DEFAULT_LIFETIME, id, err,
-		                       errlen);
+		rc = tb_sandbox_create(call, tb_registry_default(), NULL,
+		                       &lifetime, false, id, err, errlen);
 	tb_session_create_unlock(session);
 	return rc;
 }
@@ -131,8 +178,8 @@ static int create_sandbox(tb_call *call, json_t *args, json_t **result)
 	const char *template_name, *provider;
 	char err[TB_ERR_MAX], id[TB_SANDBOX_REF_MAX];
 	int64_t timeout;
+	uint32_t lifetime;
 
-	(void)call;
 	if (tb_args_known(args, known, err, sizeof(err)) < 0 ||
 	    tb_arg_str(args, "template", false, 1, 256, &template_name, err,
 	               sizeof(err)) < 0 ||
@@ -149,14 +196,16 @@ static int create_sandbox(tb_call *call, json_t *args, json_t **result)
 		         provider);
 		goto refuse;
 	}
-	if (tb_sandbox_create(tb_call_session(call), inst, template_name,
-	                      (uint32_t)timeout, id, err, sizeof(err)) < 0)
+	lifetime = (uint32_t)timeout;
+	if (tb_sandbox_create(call, inst, template_name, &lifetime,
+	                      json_object_get(args, "timeout") != NULL, id, err,
+	                      sizeof(err)) < 0)
 		goto refuse;
 	*result =
 	    json_pack("{s:s, s:s, s:o, s:I}", "sandbox_id", id, "provider",
 	              inst->name, "template",
 	              template_name ? json_string(template_name) : json_null(),
-	              "timeout", (json_int_t)timeout);
+	              "timeout", (json_int_t)lifetime);
 	return 0;
 refuse:
 	*result = tb_error_json(err);
@@ -171,13 +220,19 @@ static int kill_sandbox(tb_call *call, json_t *args, json_t **result)
 	struct tb_box box;
 	int rc;
 
-	(void)call;
 	if (tb_args_known(args, known, err, sizeof(err)) < 0 ||
 	    tb_arg_str(args, "sandbox_id", true, 3, 160, &sandbox_id, err,
 	               sizeof(err)) < 0 ||
 	    tb_box_resolve(sandbox_id, "sandbox_id", &box, err, sizeof(err)) <
 	        0)
 		goto refuse;
+	/* Anyone but an admin destroys only what is its own: ask first. */
+	if (!tb_owner_is_admin(call->principal)) {
+		if (tb_call_connect_box(call, &box, err, sizeof(err)) !=
+		    TASKBOX_OK)
+			goto refuse;
+		tb_box_close(&box);
+	}
 	rc = tb_box_destroy(&box, err, sizeof(err));
 	if (rc == TASKBOX_E_NOT_FOUND || rc == TASKBOX_E_GONE)
 		tb_session_forget(tb_call_session(call), box.id);

@@ -184,8 +184,8 @@ static int write_task(tb_call *call, json_t *args, json_t **result)
 	    write_data(args, &data, &len, err, sizeof(err)) < 0 ||
 	    (ticket = tb_write_gate_enter(sandbox_id, task_id, err,
 	                                  sizeof(err))) < 0 ||
-	    tb_box_open(sandbox_id, "sandbox_id", &box, err, sizeof(err)) !=
-	        TASKBOX_OK) {
+	    tb_call_open_box(call, sandbox_id, "sandbox_id", &box, err,
+	                     sizeof(err)) != TASKBOX_OK) {
 		tb_write_gate_leave(ticket);
 		free(data);
 		*result = tb_error_json(err);
@@ -233,8 +233,8 @@ static int resize_task(tb_call *call, json_t *args, json_t **result)
 		         rows == 0 ? "rows" : "cols", TERM_MAX);
 		goto refuse;
 	}
-	if (tb_box_open(sandbox_id, "sandbox_id", &box, err, sizeof(err)) !=
-	    TASKBOX_OK)
+	if (tb_call_open_box(call, sandbox_id, "sandbox_id", &box, err,
+	                     sizeof(err)) != TASKBOX_OK)
 		goto refuse;
 	rc = tb_sup_resize(&box, task_id, (unsigned)rows, (unsigned)cols,
 	                   &reply);

@@ -12,6 +12,7 @@
 
 #include "base/rpc_codes.h"
 #include "tools/sandboxes.h"
+#include "tasks/ownership.h"
 #include "tasks/session.h"
 #include "tasks/sup_client.h"
 #include "tools/task_backend.h"
@@ -163,10 +164,10 @@ static int view_in(tb_call *call, struct tb_box *box, const char *task_id,
 }
 
 /* Opens the task's sandbox into box. Returns 0 or a JSON-RPC error. */
-static int open_box(const struct handle *h, struct tb_box *box, char *err,
-                    size_t errlen)
+static int open_box(tb_call *call, const struct handle *h, struct tb_box *box,
+                    char *err, size_t errlen)
 {
-	if (tb_box_open(h->sandbox_id, "taskId", box, err, errlen) !=
+	if (tb_call_open_box(call, h->sandbox_id, "taskId", box, err, errlen) !=
 	    TASKBOX_OK)
 		return TB_RPC_INVALID_PARAMS;
 	note_seen(box->id);
@@ -174,12 +175,12 @@ static int open_box(const struct handle *h, struct tb_box *box, char *err,
 }
 
 /* parse_id, then open_box. Returns 0 or a JSON-RPC error. */
-static int open_task(const char *task_id, struct handle *h, struct tb_box *box,
-                     char *err, size_t errlen)
+static int open_task(tb_call *call, const char *task_id, struct handle *h,
+                     struct tb_box *box, char *err, size_t errlen)
 {
 	int rc = parse_id(task_id, h, err, errlen);
 
-	return rc ? rc : open_box(h, box, err, errlen);
+	return rc ? rc : open_box(call, h, box, err, errlen);
 }
 
 /* view_in, in the task's sandbox opened for the call. */
@@ -190,7 +191,7 @@ static int view_task(tb_call *call, const struct handle *h, uint32_t wait_ms,
 	int rc;
 
 	*view = NULL;
-	rc = open_box(h, &box, err, errlen);
+	rc = open_box(call, h, &box, err, errlen);
 	if (rc != 0)
 		return rc;
 	rc = view_in(call, &box, h->task_id, wait_ms, view, err, errlen);
@@ -217,8 +218,8 @@ static int create(tb_call *call, const struct tb_tool *tool, json_t *args,
 	if (strcmp(tool->name, "run_command") == 0) {
 		/* run_command's defaults: its timeout, a sandbox made for the
 		 * session when there is none. */
-		if (tb_sandbox_for_call(tb_call_session(call), args, true, id,
-		                        sizeof id, err, errlen) < 0)
+		if (tb_sandbox_for_call(call, args, true, id, sizeof id, err,
+		                        errlen) < 0)
 			return TB_RPC_INVALID_PARAMS;
 		json_object_set_new(args, "sandbox_id", json_string(id));
 		if (!json_object_get(args, "timeout"))
@@ -291,7 +292,7 @@ static int result(tb_call *call, const char *task_id, json_t **out,
 	struct handle h;
 	struct tb_box box;
 	json_t *view = NULL;
-	int rc = open_task(task_id, &h, &box, err, errlen);
+	int rc = open_task(call, task_id, &h, &box, err, errlen);
 
 	if (rc != 0)
 		return rc;
@@ -309,7 +310,7 @@ static int cancel(tb_call *call, const char *task_id, json_t **out, char *err,
 	struct tb_box box;
 	struct handle h;
 	json_t *view = NULL;
-	int rc = open_task(task_id, &h, &box, err, errlen);
+	int rc = open_task(call, task_id, &h, &box, err, errlen);
 
 	if (rc != 0)
 		return rc;
@@ -367,8 +368,8 @@ static int list(tb_call *call, const char *cursor, json_t **out, char *err,
 		json_t *one;
 
 		/* A sandbox that is gone has no tasks left to show. */
-		if (tb_box_open(ids[i], "sandbox_id", &box, why, sizeof why) !=
-		    TASKBOX_OK)
+		if (tb_box_open_as(ids[i], "sandbox_id", call->principal, &box,
+		                   why, sizeof why) != TASKBOX_OK)
 			continue;
 		if (tb_task_list(&box, &one, why, sizeof why) == 0) {
 			json_array_extend(all, one);

@@ -218,7 +218,7 @@ int tb_start_task(tb_call *call, json_t *args, json_t **result)
 	}
 	/* Retained from here on, whatever the outcome. */
 	tb_session_retain(tb_call_session(call), box.id);
-	rc = tb_box_connect(&box, err, sizeof(err));
+	rc = tb_call_connect_box(call, &box, err, sizeof(err));
 	if (rc != TASKBOX_OK)
 		goto refuse;
 	req.task_id = task_id;
@@ -270,8 +270,9 @@ refuse:
  * Returns 0; or 1 with the answer in *result (the sandbox is gone under a
  * task this process saw running: the task ended with it); or -1 with a
  * tool error in *result. */
-static int view_open(json_t *args, const char **task_id, struct tb_page_req *pr,
-                     uint32_t *wait_ms, struct tb_box *box, json_t **result)
+static int view_open(tb_call *call, json_t *args, const char **task_id,
+                     struct tb_page_req *pr, uint32_t *wait_ms,
+                     struct tb_box *box, json_t **result)
 {
 	static const char *const known[] = {
 	    "sandbox_id", "task_id", "stdout_offset", "stderr_offset", "limit",
@@ -298,10 +299,15 @@ static int view_open(json_t *args, const char **task_id, struct tb_page_req *pr,
 	pr->stderr_offset = (uint64_t)se;
 	pr->limit = (size_t)limit;
 	*wait_ms = (uint32_t)wait * 1000u;
-	rc = tb_box_open(sandbox_id, "sandbox_id", box, err, sizeof(err));
+	rc = tb_call_open_box(call, sandbox_id, "sandbox_id", box, err,
+	                      sizeof(err));
 	if (rc == TASKBOX_OK)
 		return 0;
-	*result = tb_task_view_if_gone(rc, sandbox_id, *task_id, pr, err);
+	/* Another's sandbox is answered as a missing one, not as one that
+	 * went away under a task seen running. */
+	*result = call->refusal
+	              ? NULL
+	              : tb_task_view_if_gone(rc, sandbox_id, *task_id, pr, err);
 	if (*result)
 		return 1;
 	*result = tb_error_json(err);
@@ -316,7 +322,7 @@ static int get_task(tb_call *call, json_t *args, json_t **result)
 	uint32_t wait_ms;
 	int rc;
 
-	if ((rc = view_open(args, &task_id, &pr, &wait_ms, &box, result)))
+	if ((rc = view_open(call, args, &task_id, &pr, &wait_ms, &box, result)))
 		return rc < 0;
 	return tb_parked_task_wait(call, &box, task_id, &pr, NULL, wait_ms,
 	                           TB_WAIT_CHANGE, result);
@@ -332,7 +338,7 @@ static int cancel_task(tb_call *call, json_t *args, json_t **result)
 	uint32_t wait_ms;
 	int rc;
 
-	if ((rc = view_open(args, &task_id, &pr, &wait_ms, &box, result)))
+	if ((rc = view_open(call, args, &task_id, &pr, &wait_ms, &box, result)))
 		return rc < 0;
 	tb_sup_cancel(&box, task_id, &reply);
 	if (reply.outcome == TB_SUP_RECORD && reply.rec.supervisor_gone)
@@ -381,8 +387,8 @@ static int remove_task(tb_call *call, json_t *args, json_t **result)
 	if (tb_args_known(args, known, err, sizeof(err)) < 0 ||
 	    tb_task_handle_args(args, &sandbox_id, &task_id, err, sizeof(err)) <
 	        0 ||
-	    tb_box_open(sandbox_id, "sandbox_id", &box, err, sizeof(err)) !=
-	        TASKBOX_OK) {
+	    tb_call_open_box(call, sandbox_id, "sandbox_id", &box, err,
+	                     sizeof(err)) != TASKBOX_OK) {
 		*result = tb_error_json(err);
 		return 1;
 	}

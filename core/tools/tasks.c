@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "tasks/dir_watch.h"
 #include "tasks/pid_watch.h"
+#include "tasks/quota.h"
 #include "tasks/record_cache.h"
 #include "tasks/remote_watch.h"
 #include "tools/tasks.h"
@@ -25,6 +26,7 @@ void tb_tasks_fini(void)
 {
 	tb_error_json_set_filter(NULL);
 	tb_mask_set_operator(NULL);
+	tb_quota_set(NULL);
 	tb_mask_free(mask);
 	mask = NULL;
 	tb_remote_watch_drain();
@@ -43,9 +45,11 @@ int tb_tasks_init(const struct tb_config *cfg)
 	}
 	tb_mask_set_operator(mask);
 	tb_error_json_set_filter(mask_error);
+	tb_quota_set(cfg->limits);
 	if (tb_sandbox_tools_register() < 0 || tb_task_tools_register() < 0 ||
 	    tb_run_tool_register() < 0 || tb_file_tools_register() < 0 ||
 	    tb_list_tasks_tool_register() < 0 ||
+	    tb_list_sandboxes_tool_register() < 0 ||
 	    tb_task_backend_register() < 0 ||
 	    tb_task_input_tools_register() < 0)
 		return -1;

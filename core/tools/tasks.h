@@ -22,6 +22,7 @@ int tb_sandbox_tools_register(void);
 int tb_run_tool_register(void);
 int tb_file_tools_register(void);
 int tb_list_tasks_tool_register(void);
+int tb_list_sandboxes_tool_register(void);
 int tb_task_backend_register(void);
 int tb_task_input_tools_register(void);
 

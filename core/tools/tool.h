@@ -37,6 +37,10 @@ struct tb_tool_call {
 	struct tb_session *session; /* the caller's session; NULL in an era
 	                               without sessions */
 	const struct tb_principal *principal; /* who calls; never NULL */
+	/* Set by a handler that refused the call for a rule of tenancy
+	 * ("not_owner", "quota"), for the audit trail; the answer itself
+	 * does not say (a sandbox not the caller's looks missing). */
+	const char *refusal;
 };
 
 /* A tool handler. args has already been validated against input_schema
@@ -79,6 +83,16 @@ struct tb_tool {
 	unsigned scope; /* the scope a call needs (enum tb_scope of
 	                   base/principal.h); 0: taskbox:run */
 };
+
+/* tb_box_open_as for call's principal; a sandbox that exists but is not
+ * the caller's marks the call's refusal "not_owner". */
+struct tb_box;
+int tb_call_open_box(tb_call *call, const char *sandbox_id, const char *field,
+                     struct tb_box *box, char *err, size_t errlen);
+
+/* tb_box_connect for a resolved box, then the owner check as above. */
+int tb_call_connect_box(tb_call *call, struct tb_box *box, char *err,
+                        size_t errlen);
 
 /* Adds a tool. The struct and its strings are borrowed for the life of the
  * process. Call before serving starts; not thread-safe. Returns -1 (and logs

@@ -69,3 +69,15 @@ EXTRA_DIST += tests/http/service.test.mjs
 if INTEGRATION_TESTS
 TESTS += tests/http/service.test.mjs
 endif
+
+# Whose sandbox: bob about alice's sandbox as about a missing one, on each
+# provider; list_sandboxes; quotas; the refusals in the audit trail
+# (tests/http/tenancy-suite.mjs). docker and k8s run in one stage only, as
+# their contract suites do (tests/run-all.sh).
+EXTRA_DIST += tests/http/tenancy-suite.mjs tests/http/tenancy-local.test.mjs \
+	tests/http/tenancy-docker.test.mjs tests/http/tenancy-e2b.test.mjs \
+	tests/http/tenancy-k8s.test.mjs
+if INTEGRATION_TESTS
+TESTS += tests/http/tenancy-local.test.mjs tests/http/tenancy-docker.test.mjs \
+	tests/http/tenancy-e2b.test.mjs tests/http/tenancy-k8s.test.mjs
+endif
