@@ -133,3 +133,15 @@ if STATIC_SUPERVISOR
 TESTS += tests/docker/nopython.test.mjs
 endif
 endif
+
+# Whose sandbox, piece by piece (ownership, listing, limits, quotas),
+# against fake_owners, a plugin of ABI 1.5 that keeps owners in memory.
+check_LTLIBRARIES += tests/fakeplugins/fake_owners.la
+tests_fakeplugins_fake_owners_la_SOURCES = tests/fakeplugins/fake_owners.c
+tests_fakeplugins_fake_owners_la_CFLAGS = $(FAKE_PLUGIN_CFLAGS)
+tests_fakeplugins_fake_owners_la_LDFLAGS = $(FAKE_PLUGIN_LDFLAGS)
+check_PROGRAMS += tests/unit/test_tenancy
+TESTS += tests/unit/test_tenancy
+tests_unit_test_tenancy_SOURCES = tests/unit/test_tenancy.c
+tests_unit_test_tenancy_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_unit_test_tenancy_LDADD = $(UNIT_TEST_LDADD)
