@@ -2,7 +2,6 @@
  * the ops the protocol layer put on the call. */
 #include "config.h"
 
-#include "tasks/ownership.h"
 #include "tasks/task_wait.h"
 #include "tools/tool.h"
 
@@ -65,26 +64,4 @@ void tb_call_waiter(tb_call *call, struct tb_waiter *w)
 	w->arg = call;
 	w->sleep = waiter_sleep;
 	w->progress = waiter_progress;
-}
-
-int tb_call_connect_box(tb_call *call, struct tb_box *box, char *err,
-                        size_t errlen)
-{
-	bool foreign = false;
-	int rc = tb_box_connect(box, err, errlen);
-
-	if (rc != TASKBOX_OK)
-		return rc;
-	rc = tb_box_check_owner(box, call->principal, &foreign, err, errlen);
-	if (foreign)
-		call->refusal = "not_owner";
-	return rc;
-}
-
-int tb_call_open_box(tb_call *call, const char *sandbox_id, const char *field,
-                     struct tb_box *box, char *err, size_t errlen)
-{
-	if (tb_box_resolve(sandbox_id, field, box, err, errlen) < 0)
-		return TASKBOX_E_INVALID;
-	return tb_call_connect_box(call, box, err, errlen);
 }

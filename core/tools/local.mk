@@ -3,6 +3,7 @@
 # (included from core/local.mk)
 libtaskbox_core_la_SOURCES += \
 	core/tools/call.c \
+	core/tools/call_box.c \
 	core/tools/file_tools.c \
 	core/tools/list_sandboxes_tool.c \
 	core/tools/list_tasks_tool.c \
