@@ -109,6 +109,9 @@ int tb_dk_cache_get(struct tb_dk *dk, const char *id, struct tb_dk_conn *c)
 		    (c->home = strdup(e->home))) {
 			c->uid = e->uid;
 			c->gid = e->gid;
+			c->deadline = e->deadline;
+			c->created = e->created;
+			memcpy(c->owner, e->owner, sizeof(c->owner));
 			found = 1;
 		}
 		break;
@@ -117,8 +120,7 @@ int tb_dk_cache_get(struct tb_dk *dk, const char *id, struct tb_dk_conn *c)
 	return found;
 }
 
-void tb_dk_cache_put(struct tb_dk *dk, const struct tb_dk_conn *c,
-                     int64_t deadline)
+void tb_dk_cache_put(struct tb_dk *dk, const struct tb_dk_conn *c)
 {
 	struct tb_dk_cache *k = &dk->known;
 	struct tb_dk_known *e;
@@ -133,7 +135,9 @@ void tb_dk_cache_put(struct tb_dk *dk, const struct tb_dk_conn *c,
 	memcpy(e->id, c->id, sizeof(e->id));
 	e->uid = c->uid;
 	e->gid = c->gid;
-	e->deadline = deadline;
+	e->deadline = c->deadline;
+	e->created = c->created;
+	memcpy(e->owner, c->owner, sizeof(e->owner));
 	e->checked_ms = now_ms();
 	pthread_mutex_lock(&k->lock);
 	drop_locked(k, c->id);
@@ -186,5 +190,8 @@ int tb_dk_recheck(struct tb_dk_conn *c, int *code, char *errbuf, size_t errlen)
 	c->home = fresh.home;
 	c->uid = fresh.uid;
 	c->gid = fresh.gid;
+	c->deadline = fresh.deadline;
+	c->created = fresh.created;
+	memcpy(c->owner, fresh.owner, sizeof(c->owner));
 	return 1;
 }
