@@ -1,10 +1,11 @@
 /* docker provider: connect's cache. A connect checks the sandbox with the
- * engine (inspect: exists, ours, running; the state file: home, ids,
- * deadline). What it learnt is kept per instance for connection_reuse
- * seconds, so a tool call on a sandbox checked recently connects with no
- * request at all. An op on such a connection that finds the sandbox gone
- * or stopped connects again through the engine once (tb_dk_recheck), so
- * what it reports comes from the engine, never from the cache. */
+ * engine (inspect: exists, ours, running, its owner label and creation
+ * time; the state file: home, ids, deadline). What it learnt is kept per
+ * instance for connection_reuse seconds, so a tool call on a sandbox
+ * checked recently connects with no request at all. An op on such a
+ * connection that finds the sandbox gone or stopped connects again through
+ * the engine once (tb_dk_recheck), so what it reports comes from the
+ * engine, never from the cache. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* docker provider: sandboxes as containers: create, connect, destroy, and
- * lifetimes. A sandbox is a container labelled as taskbox's, running an
- * idle command under the engine's init where it has one (init.c). Its
- * deadline, home and user ids live in a root-owned state file inside it
- * (lifetime.c). */
+ * lifetimes. A sandbox is a container labelled as taskbox's (and with its
+ * owner, owner.c), running an idle command under the engine's init where
+ * it has one (init.c). Its deadline, home and user ids live in a
+ * root-owned state file inside it (lifetime.c). */
 #include "config.h"
 
 #include <ctype.h>

@@ -1,12 +1,12 @@
 /* The docker provider against a real engine (tests/docker/docker.sh starts
  * it): every op, output limits, timeouts, offsets, errors, lifetimes, an
- * engine restart, tcp and TLS. Environment: TASKBOX_DOCKER_PLUGIN (the
- * built .so), DOCKER_HOST, TASKBOX_DOCKER_IMAGE, TASKBOX_DOCKER_ENGINE
- * (engine.sh), TASKBOX_DOCKER_ENGINE_DIR, TASKBOX_DOCKER_TCP,
- * TASKBOX_DOCKER_TLS and TASKBOX_DOCKER_TLS_DIR (engine.sh proxy), and
- * TASKBOX_DOCKER_NOINIT_HOST (a second engine without an init binary).
- * Some tests watch the plugin's requests through socat (-v) between it and
- * the engine. */
+ * engine restart, tcp and TLS, owners (describe and list). Environment:
+ * TASKBOX_DOCKER_PLUGIN (the built .so), DOCKER_HOST, TASKBOX_DOCKER_IMAGE,
+ * TASKBOX_DOCKER_ENGINE (engine.sh), TASKBOX_DOCKER_ENGINE_DIR,
+ * TASKBOX_DOCKER_TCP, TASKBOX_DOCKER_TLS and TASKBOX_DOCKER_TLS_DIR (engine.sh
+ * proxy), and TASKBOX_DOCKER_NOINIT_HOST (a second engine without an init
+ * binary). Some tests watch the plugin's requests through socat (-v) between it
+ * and the engine. */
 #include "config.h"
 
 #include <criterion/criterion.h>
