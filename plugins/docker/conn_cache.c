@@ -1,10 +1,11 @@
 /* docker provider: connect's cache. A connect checks the sandbox with the
- * engine (inspect: exists, ours, running; the state file: home, ids,
- * deadline). What it learnt is kept per instance for connection_reuse
- * seconds, so a tool call on a sandbox checked recently connects with no
- * request at all. An op on such a connection that finds the sandbox gone
- * or stopped connects again through the engine once (tb_dk_recheck), so
- * what it reports comes from the engine, never from the cache. */
+ * engine (inspect: exists, ours, running, its owner label and creation
+ * time; the state file: home, ids, deadline). What it learnt is kept per
+ * instance for connection_reuse seconds, so a tool call on a sandbox
+ * checked recently connects with no request at all. An op on such a
+ * connection that finds the sandbox gone or stopped connects again through
+ * the engine once (tb_dk_recheck), so what it reports comes from the
+ * engine, never from the cache. */
 #include "config.h"
 
 #include <stdio.h>
@@ -109,6 +110,9 @@ int tb_dk_cache_get(struct tb_dk *dk, const char *id, struct tb_dk_conn *c)
 		    (c->home = strdup(e->home))) {
 			c->uid = e->uid;
 			c->gid = e->gid;
+			c->deadline = e->deadline;
+			c->created = e->created;
+			memcpy(c->owner, e->owner, sizeof(c->owner));
 			found = 1;
 		}
 		break;
@@ -117,8 +121,7 @@ int tb_dk_cache_get(struct tb_dk *dk, const char *id, struct tb_dk_conn *c)
 	return found;
 }
 
-void tb_dk_cache_put(struct tb_dk *dk, const struct tb_dk_conn *c,
-                     int64_t deadline)
+void tb_dk_cache_put(struct tb_dk *dk, const struct tb_dk_conn *c)
 {
 	struct tb_dk_cache *k = &dk->known;
 	struct tb_dk_known *e;
@@ -133,7 +136,9 @@ void tb_dk_cache_put(struct tb_dk *dk, const struct tb_dk_conn *c,
 	memcpy(e->id, c->id, sizeof(e->id));
 	e->uid = c->uid;
 	e->gid = c->gid;
-	e->deadline = deadline;
+	e->deadline = c->deadline;
+	e->created = c->created;
+	memcpy(e->owner, c->owner, sizeof(e->owner));
 	e->checked_ms = now_ms();
 	pthread_mutex_lock(&k->lock);
 	drop_locked(k, c->id);
@@ -186,5 +191,8 @@ int tb_dk_recheck(struct tb_dk_conn *c, int *code, char *errbuf, size_t errlen)
 	c->home = fresh.home;
 	c->uid = fresh.uid;
 	c->gid = fresh.gid;
+	c->deadline = fresh.deadline;
+	c->created = fresh.created;
+	memcpy(c->owner, fresh.owner, sizeof(c->owner));
 	return 1;
 }

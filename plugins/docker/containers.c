@@ -1,11 +1,12 @@
 /* docker provider: sandboxes as containers: create, connect, destroy, and
- * lifetimes. A sandbox is a container labelled as taskbox's, running an
- * idle command under the engine's init where it has one (init.c). Its
- * deadline, home and user ids live in a root-owned state file inside it
- * (lifetime.c). */
+ * lifetimes. A sandbox is a container labelled as taskbox's (and with its
+ * owner, owner.c), running an idle command under the engine's init where
+ * it has one (init.c). Its deadline, home and user ids live in a
+ * root-owned state file inside it (lifetime.c). */
 #include "config.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,17 +183,34 @@ static int resolve_user(struct tb_dk *dk, const char *id, json_t *cfg,
 	             : tb_dk_fail(TASKBOX_E_NOMEM, errbuf, errlen, "no memory");
 }
 
-static json_t *create_body(struct tb_dk *dk, const char *image,
-                           uint32_t lifetime, int64_t deadline, int init)
+/* What one create makes: the image, lifetime, deadline and owner (NULL
+ * for none), and whether to ask for the engine's init. */
+struct make_req {
+	const char *image;
+	uint32_t lifetime;
+	int64_t deadline;
+	const char *owner;
+	int init;
+};
+
+static json_t *create_body(struct tb_dk *dk, const struct make_req *m)
 {
 	char lt[32], dl[32];
 	json_t *hc, *labels, *body;
 
-	snprintf(lt, sizeof(lt), "%u", lifetime);
-	snprintf(dl, sizeof(dl), "%lld", (long long)deadline);
+	snprintf(lt, sizeof(lt), "%u", m->lifetime);
+	snprintf(dl, sizeof(dl), "%lld", (long long)m->deadline);
 	labels = json_pack("{ss ss ss}", TB_DK_LABEL_OWNER, "1",
 	                   TB_DK_LABEL_LIFETIME, lt, TB_DK_LABEL_DEADLINE, dl);
-	hc = json_pack("{sb ss}", "Init", init, "NetworkMode", dk->network);
+	/* The owner is a label: set once here, read-only for the engine's
+	 * clients afterwards and invisible inside the container. */
+	if (labels && m->owner &&
+	    json_object_set_new(labels, TB_DK_LABEL_PRINCIPAL,
+	                        json_string(m->owner))) {
+		json_decref(labels);
+		labels = NULL;
+	}
+	hc = json_pack("{sb ss}", "Init", m->init, "NetworkMode", dk->network);
 	if (hc && dk->memory)
 		json_object_set_new(hc, "Memory", json_integer(dk->memory));
 	if (hc && dk->nano_cpus)
@@ -201,7 +219,7 @@ static json_t *create_body(struct tb_dk *dk, const char *image,
 	if (hc && dk->pids_limit)
 		json_object_set_new(hc, "PidsLimit",
 		                    json_integer(dk->pids_limit));
-	body = json_pack("{ss s[s] s[s] so so sb sb sb}", "Image", image,
+	body = json_pack("{ss s[s] s[s] so so sb sb sb}", "Image", m->image,
 	                 "Entrypoint", "sleep", "Cmd", "infinity", "Labels",
 	                 labels, "HostConfig", hc, "Tty", 0, "OpenStdin", 0,
 	                 "AttachStdin", 0);
@@ -235,12 +253,10 @@ static int pick_image(struct tb_dk *dk, const char *tmpl, const char **image,
 	return TASKBOX_OK;
 }
 
-/* Creates, starts and records one container from image (with the
- * engine's init when init is set); cid gets its id. A container left half
- * made is removed. */
-static int make_sandbox(struct tb_dk *dk, const char *image, uint32_t lifetime,
-                        int64_t deadline, int init, char *cid, char *errbuf,
-                        size_t errlen)
+/* Creates, starts and records one container as m says; cid gets its id.
+ * A container left half made is removed. */
+static int make_sandbox(struct tb_dk *dk, const struct make_req *m, char *cid,
+                        char *errbuf, size_t errlen)
 {
 	struct tb_dk_resp r;
 	json_t *body, *ans = NULL, *info = NULL;
@@ -248,7 +264,7 @@ static int make_sandbox(struct tb_dk *dk, const char *image, uint32_t lifetime,
 	long uid = 0, gid = 0;
 	int code;
 
-	body = create_body(dk, image, lifetime, deadline, init);
+	body = create_body(dk, m);
 	text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
 	if (!text)
@@ -261,7 +277,7 @@ static int make_sandbox(struct tb_dk *dk, const char *image, uint32_t lifetime,
 		return code;
 	if (r.status != 201) {
 		snprintf(what, sizeof(what), "cannot create a sandbox from %s",
-		         image);
+		         m->image);
 		code = tb_dk_http_error(&r, what, errbuf, errlen);
 		tb_dk_resp_free(&r);
 		return code;
@@ -287,7 +303,7 @@ static int make_sandbox(struct tb_dk *dk, const char *image, uint32_t lifetime,
 	code = simple(dk, "POST", path, "cannot start the sandbox", errbuf,
 	              errlen);
 	if (code == TASKBOX_OK)
-		code = tb_dk_write_state(dk, cid, deadline, home, uid, gid,
+		code = tb_dk_write_state(dk, cid, m->deadline, home, uid, gid,
 		                         errbuf, errlen);
 	if (code != TASKBOX_OK)
 		goto fail;
@@ -299,31 +315,44 @@ fail:
 	return code;
 }
 
+/* req->owner when the host's request has it and it is not empty. */
+static const char *req_owner(const struct taskbox_create_req *req)
+{
+	if (req->struct_size <
+	    offsetof(struct taskbox_create_req, owner) + sizeof(req->owner))
+		return NULL;
+	return req->owner && *req->owner ? req->owner : NULL;
+}
+
 int tb_dk_create(void *instance, const struct taskbox_create_req *req, char *id,
                  char *errbuf, size_t errlen)
 {
 	struct tb_dk *dk = instance;
-	const char *image = NULL;
+	struct make_req m = {NULL, 0, 0, req_owner(req), 0};
 	char cid[65];
-	uint32_t lifetime =
-	    req->lifetime_s ? req->lifetime_s : dk->default_lifetime;
-	int64_t deadline = (int64_t)time(NULL) + lifetime;
-	int code, init;
+	int code;
 
-	code = pick_image(dk, req->template_name, &image, errbuf, errlen);
+	m.lifetime = req->lifetime_s ? req->lifetime_s : dk->default_lifetime;
+	m.deadline = (int64_t)time(NULL) + m.lifetime;
+	if (m.owner) {
+		code = tb_dk_owner_check(m.owner, errbuf, errlen);
+		if (code != TASKBOX_OK)
+			return code;
+	}
+	code = pick_image(dk, req->template_name, &m.image, errbuf, errlen);
 	if (code != TASKBOX_OK)
 		return code;
 	tb_dk_sweep(dk);
 	/* An engine without an init binary refuses at create (podman) or at
 	 * start (Docker); under init "auto" the sandbox is made again
 	 * without one. */
-	init = tb_dk_want_init(dk);
-	code = make_sandbox(dk, image, lifetime, deadline, init, cid, errbuf,
-	                    errlen);
-	if (code != TASKBOX_OK && init && tb_dk_init_missing(errbuf) &&
-	    tb_dk_init_refused(dk, errbuf, errlen))
-		code = make_sandbox(dk, image, lifetime, deadline, 0, cid,
-		                    errbuf, errlen);
+	m.init = tb_dk_want_init(dk);
+	code = make_sandbox(dk, &m, cid, errbuf, errlen);
+	if (code != TASKBOX_OK && m.init && tb_dk_init_missing(errbuf) &&
+	    tb_dk_init_refused(dk, errbuf, errlen)) {
+		m.init = 0;
+		code = make_sandbox(dk, &m, cid, errbuf, errlen);
+	}
 	if (code != TASKBOX_OK)
 		return code;
 	memcpy(id, cid, sizeof(cid));
@@ -391,8 +420,12 @@ int tb_dk_connect_checked(struct tb_dk *dk, const char *id,
 	st.home = NULL;
 	c->uid = st.uid;
 	c->gid = st.gid;
+	c->deadline = st.deadline;
+	c->created = tb_dk_parse_time(
+	    json_string_value(json_object_get(info, "Created")));
+	tb_dk_owner_from_labels(labels, c->owner);
 	c->from_cache = 0;
-	tb_dk_cache_put(dk, c, st.deadline);
+	tb_dk_cache_put(dk, c);
 out:
 	free(st.home);
 	json_decref(info);

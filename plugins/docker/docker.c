@@ -346,6 +346,8 @@ static const struct taskbox_provider descriptor = {
             .renew = tb_dk_renew,
         },
     .read_files = tb_dk_read_files,
+    .describe = tb_dk_describe,
+    .list = tb_dk_list,
 };
 
 TASKBOX_PROVIDER_DEFINE(descriptor)

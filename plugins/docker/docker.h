@@ -19,6 +19,8 @@
 #define TB_DK_LABEL_OWNER "org.taskbox.sandbox"
 #define TB_DK_LABEL_LIFETIME "org.taskbox.lifetime"
 #define TB_DK_LABEL_DEADLINE "org.taskbox.deadline"
+/* The principal a sandbox was made for (ABI 1.5), absent when none. */
+#define TB_DK_LABEL_PRINCIPAL "org.taskbox.principal"
 /* The sandbox's state file (deadline, home, uid, gid), owned by root. */
 #define TB_DK_STATE_DIR "/"
 #define TB_DK_STATE_NAME ".taskbox-sandbox.json"
@@ -46,8 +48,10 @@ struct tb_dk_known {
 	char id[65];
 	char *home;
 	long uid, gid;
-	int64_t deadline;    /* the state file's, wall clock seconds */
-	uint64_t checked_ms; /* monotonic ms of the check */
+	int64_t deadline; /* the state file's, wall clock seconds */
+	int64_t created;  /* the container's Created, or 0 */
+	char owner[TASKBOX_OWNER_MAX]; /* its principal label, or "" */
+	uint64_t checked_ms;           /* monotonic ms of the check */
 	struct tb_dk_known *next;
 };
 struct tb_dk_cache {
@@ -91,6 +95,9 @@ struct tb_dk_conn {
 	char id[65];
 	char *home;
 	long uid, gid;
+	int64_t deadline; /* as connect learnt it, moved by renew */
+	int64_t created;  /* the container's Created, or 0 */
+	char owner[TASKBOX_OWNER_MAX]; /* its principal label, or "" */
 	int from_cache; /* made from connect's cache, not checked with the
 	                   engine by this connect */
 };
@@ -151,9 +158,9 @@ void tb_dk_cache_free(struct tb_dk_cache *k);
 /* Fills c from a fresh entry for id (checked less than reuse_s ago, its
  * deadline not passed); 1 when found, 0 when connect must check. */
 int tb_dk_cache_get(struct tb_dk *dk, const char *id, struct tb_dk_conn *c);
-/* Records what a connect that checked the engine learnt. */
-void tb_dk_cache_put(struct tb_dk *dk, const struct tb_dk_conn *c,
-                     int64_t deadline);
+/* Records what a connect that checked the engine learnt (c->deadline
+ * included). */
+void tb_dk_cache_put(struct tb_dk *dk, const struct tb_dk_conn *c);
 /* Moves the entry's deadline (renew), if there is an entry. */
 void tb_dk_cache_renewed(struct tb_dk *dk, const char *id, int64_t deadline);
 void tb_dk_cache_drop(struct tb_dk *dk, const char *id);
@@ -201,6 +208,29 @@ enum tb_dk_state { TB_DK_UNKNOWN, TB_DK_MISSING, TB_DK_RUNNING, TB_DK_STOPPED };
 enum tb_dk_state tb_dk_container_state(struct tb_dk *dk, const char *id);
 /* Removes every expired taskbox container (best effort, logs failures). */
 void tb_dk_sweep(struct tb_dk *dk);
+
+/* owner.c */
+/* 1 when s is a valid owner: 1..255 bytes of UTF-8 without control
+ * characters. */
+int tb_dk_owner_valid(const char *s);
+/* Checks an owner for create: 1..255 bytes of UTF-8 without control
+ * characters; TASKBOX_E_INVALID naming the rule otherwise. */
+int tb_dk_owner_check(const char *owner, char *errbuf, size_t errlen);
+/* Copies a principal label into out ("" when absent or not a valid owner,
+ * so a damaged label reads as no owner: admins only). */
+void tb_dk_owner_from_labels(json_t *labels, char out[TASKBOX_OWNER_MAX]);
+/* Unix seconds of an RFC 3339 time ("2026-01-02T03:04:05.6+01:00"), or 0
+ * when s is not one. */
+int64_t tb_dk_parse_time(const char *s);
+/* Fills the fields of info that its struct_size holds. */
+void tb_dk_fill_info(struct taskbox_sandbox_info *info, const char *id,
+                     const char *owner, int64_t created, int64_t expires);
+int tb_dk_describe(void *conn, struct taskbox_sandbox_info *info, char *errbuf,
+                   size_t errlen);
+
+/* list.c */
+int tb_dk_list(void *instance, const char *owner, taskbox_list_fn each,
+               void *arg, char *errbuf, size_t errlen);
 
 /* init.c */
 /* Reads the init setting (absent: auto); TASKBOX_E_INVALID if malformed. */

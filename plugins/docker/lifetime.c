@@ -124,8 +124,10 @@ int tb_dk_renew(void *conn, uint32_t lifetime_s, char *errbuf, size_t errlen)
 	code = renew_once(c, deadline, errbuf, errlen);
 	if (code != TASKBOX_OK && tb_dk_recheck(c, &code, errbuf, errlen))
 		code = renew_once(c, deadline, errbuf, errlen);
-	if (code == TASKBOX_OK)
+	if (code == TASKBOX_OK) {
+		c->deadline = deadline;
 		tb_dk_cache_renewed(c->dk, c->id, deadline);
+	}
 	return code;
 }
 

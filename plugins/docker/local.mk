@@ -6,6 +6,7 @@ plugins_docker_docker_la_SOURCES = plugins/docker/docker.c \
 	plugins/docker/exec.c plugins/docker/archive.c plugins/docker/tar.c \
 	plugins/docker/fetch.c plugins/docker/batch.c plugins/docker/pool.c \
 	plugins/docker/conn_cache.c plugins/docker/dir_fetch.c \
+	plugins/docker/owner.c plugins/docker/list.c \
 	plugins/docker/docker.h plugins/common/settings.c \
 	plugins/common/settings.h plugins/common/exec_deadline.c \
 	plugins/common/exec_deadline.h

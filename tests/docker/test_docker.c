@@ -1,12 +1,12 @@
 /* The docker provider against a real engine (tests/docker/docker.sh starts
  * it): every op, output limits, timeouts, offsets, errors, lifetimes, an
- * engine restart, tcp and TLS. Environment: TASKBOX_DOCKER_PLUGIN (the
- * built .so), DOCKER_HOST, TASKBOX_DOCKER_IMAGE, TASKBOX_DOCKER_ENGINE
- * (engine.sh), TASKBOX_DOCKER_ENGINE_DIR, TASKBOX_DOCKER_TCP,
- * TASKBOX_DOCKER_TLS and TASKBOX_DOCKER_TLS_DIR (engine.sh proxy), and
- * TASKBOX_DOCKER_NOINIT_HOST (a second engine without an init binary).
- * Some tests watch the plugin's requests through socat (-v) between it and
- * the engine. */
+ * engine restart, tcp and TLS, owners (describe and list). Environment:
+ * TASKBOX_DOCKER_PLUGIN (the built .so), DOCKER_HOST, TASKBOX_DOCKER_IMAGE,
+ * TASKBOX_DOCKER_ENGINE (engine.sh), TASKBOX_DOCKER_ENGINE_DIR,
+ * TASKBOX_DOCKER_TCP, TASKBOX_DOCKER_TLS and TASKBOX_DOCKER_TLS_DIR (engine.sh
+ * proxy), and TASKBOX_DOCKER_NOINIT_HOST (a second engine without an init
+ * binary). Some tests watch the plugin's requests through socat (-v) between it
+ * and the engine. */
 #include "config.h"
 
 #include <criterion/criterion.h>
@@ -115,7 +115,7 @@ static void teardown(void)
 
 static void make_box(void *in, char *id, uint32_t lifetime)
 {
-	struct taskbox_create_req req = {sizeof(req), NULL, lifetime};
+	struct taskbox_create_req req = {sizeof(req), NULL, lifetime, NULL};
 
 	cr_assert_eq(P->ops.create(in, &req, id, err, sizeof(err)), TASKBOX_OK,
 	             "create: %s", err);
@@ -468,7 +468,7 @@ Test(docker, write_file_as_the_sandbox_user)
 
 Test(docker, engine_errors)
 {
-	struct taskbox_create_req req = {sizeof(req), NULL, 0};
+	struct taskbox_create_req req = {sizeof(req), NULL, 0, NULL};
 	char id[TASKBOX_SANDBOX_ID_MAX], s[512], sock[4096];
 	void *x = NULL;
 	pid_t pid;
@@ -744,7 +744,7 @@ Test(docker, tcp_and_tls_with_client_certificates)
 	const char *image = env_or_die("TASKBOX_DOCKER_IMAGE");
 	const char *tls = env_or_die("TASKBOX_DOCKER_TLS");
 	const char *dir = env_or_die("TASKBOX_DOCKER_TLS_DIR");
-	struct taskbox_create_req req = {sizeof(req), NULL, 0};
+	struct taskbox_create_req req = {sizeof(req), NULL, 0, NULL};
 	char s[4096], id[TASKBOX_SANDBOX_ID_MAX];
 	void *x = NULL;
 
@@ -861,7 +861,7 @@ Test(docker, init_auto_on_an_engine_without_init)
  * binary and the setting, and leaves no container behind. */
 Test(docker, init_true_on_an_engine_without_init_fails_clearly)
 {
-	struct taskbox_create_req req = {sizeof(req), NULL, 0};
+	struct taskbox_create_req req = {sizeof(req), NULL, 0, NULL};
 	const char *noinit = env_or_die("TASKBOX_DOCKER_NOINIT_HOST");
 	char id[TASKBOX_SANDBOX_ID_MAX];
 	int before = containers_on(noinit);
@@ -1262,4 +1262,264 @@ Test(docker, sandbox_stopped_behind_the_caches_back)
 	items_free(items, 1);
 	P->ops.close(c);
 	P->ops.destroy(inst, id, err, sizeof(err));
+}
+
+/* Ownership (ABI 1.5): the owner is a label set at create, describe
+ * answers from connect, list filters by the labels. */
+
+static void make_owned(void *in, char *id, uint32_t lifetime, const char *owner)
+{
+	struct taskbox_create_req req = {sizeof(req), NULL, lifetime, owner};
+
+	cr_assert_eq(P->ops.create(in, &req, id, err, sizeof(err)), TASKBOX_OK,
+	             "create for %s: %s", owner ? owner : "(none)", err);
+	cr_assert_eq(strlen(id), 64);
+}
+
+static void describe_id(void *in, const char *id,
+                        struct taskbox_sandbox_info *info)
+{
+	void *c = attach(in, id);
+
+	memset(info, 0, sizeof(*info));
+	info->struct_size = sizeof(*info);
+	cr_assert_eq(P->describe(c, info, err, sizeof(err)), TASKBOX_OK,
+	             "describe: %s", err);
+	P->ops.close(c);
+	cr_assert_str_eq(info->id, id);
+}
+
+/* What a listing saw, and when it asks to stop. */
+struct seen {
+	int n, stop_after;
+	char ids[32][TASKBOX_SANDBOX_ID_MAX];
+	char owners[32][TASKBOX_OWNER_MAX];
+	int64_t expires[32], created[32];
+};
+
+static int collect(void *arg, const struct taskbox_sandbox_info *info)
+{
+	struct seen *s = arg;
+
+	cr_assert_eq(info->struct_size, sizeof(*info));
+	if (s->n < 32) {
+		snprintf(s->ids[s->n], TASKBOX_SANDBOX_ID_MAX, "%s", info->id);
+		snprintf(s->owners[s->n], TASKBOX_OWNER_MAX, "%s", info->owner);
+		s->expires[s->n] = info->expires_s;
+		s->created[s->n] = info->created_s;
+	}
+	s->n++;
+	return s->stop_after && s->n >= s->stop_after;
+}
+
+static void list_owner(const char *owner, struct seen *s, int stop_after)
+{
+	memset(s, 0, sizeof(*s));
+	s->stop_after = stop_after;
+	cr_assert_eq(P->list(inst, owner, collect, s, err, sizeof(err)),
+	             TASKBOX_OK, "list: %s", err);
+	cr_assert_leq(s->n, 32);
+}
+
+/* The index of id in s, or -1. */
+static int seen_at(const struct seen *s, const char *id)
+{
+	for (int i = 0; i < s->n && i < 32; i++)
+		if (!strcmp(s->ids[i], id))
+			return i;
+	return -1;
+}
+
+/* Runs a shell command; returns its first line of output (static). */
+static const char *shell_line(const char *cmd)
+{
+	static char line[1024];
+	FILE *p = popen(cmd, "r");
+
+	cr_assert(p, "popen %s", cmd);
+	line[0] = '\0';
+	if (!fgets(line, sizeof(line), p))
+		line[0] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	cr_assert_eq(pclose(p), 0, "%s", cmd);
+	return line;
+}
+
+/* The principal label of container id, as the engine's inspect says. */
+static const char *engine_label(const char *id)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd),
+	         "curl -sf --unix-socket '%s' "
+	         "'http://localhost/containers/%s/json' | python3 -c "
+	         "'import json,sys; print(json.load(sys.stdin)[\"Config\"]"
+	         "[\"Labels\"].get(\"org.taskbox.principal\", \"(none)\"))'",
+	         env_or_die("DOCKER_HOST") + 7, id);
+	return shell_line(cmd);
+}
+
+Test(docker, owners_are_labels_described_and_listed)
+{
+	char a[TASKBOX_SANDBOX_ID_MAX], b[TASKBOX_SANDBOX_ID_MAX];
+	char n[TASKBOX_SANDBOX_ID_MAX], e[TASKBOX_SANDBOX_ID_MAX];
+	struct taskbox_sandbox_info info;
+	struct seen s;
+	int64_t t0 = (int64_t)time(NULL);
+	void *c;
+
+	cr_assert_eq(P->abi_minor, TASKBOX_ABI_MINOR);
+	cr_assert(P->describe && P->list);
+	make_owned(inst, a, 600, "alice@example.com");
+	make_owned(inst, b, 900, "bob smith");
+	make_owned(inst, n, 0, NULL);
+	make_owned(inst, e, 600, "k=v=w");
+
+	/* The label is on the container, as the engine reports it. */
+	cr_assert_str_eq(engine_label(a), "alice@example.com");
+	cr_assert_str_eq(engine_label(b), "bob smith");
+	cr_assert_str_eq(engine_label(n), "(none)");
+	/* ... and nowhere the sandbox's commands can read it. */
+	c = attach(inst, a);
+	expect_out(c,
+	           "env | grep -c alice; grep -c alice /proc/1/environ; true",
+	           "0\n0\n");
+	P->ops.close(c);
+
+	/* describe: owner, creation and expiry, also on a cached connect. */
+	describe_id(inst, a, &info);
+	cr_assert_str_eq(info.owner, "alice@example.com");
+	cr_assert(info.created_s >= t0 - 5 && info.created_s <= t0 + 60,
+	          "created_s %lld, t0 %lld", (long long)info.created_s,
+	          (long long)t0);
+	cr_assert(info.expires_s >= t0 + 600 && info.expires_s <= t0 + 660,
+	          "expires_s %lld", (long long)info.expires_s);
+	describe_id(inst, a, &info);
+	cr_assert_str_eq(info.owner, "alice@example.com");
+	describe_id(inst, b, &info);
+	cr_assert_str_eq(info.owner, "bob smith");
+	cr_assert(info.expires_s >= t0 + 900 && info.expires_s <= t0 + 960);
+	describe_id(inst, n, &info);
+	cr_assert_str_eq(info.owner, "");
+	cr_assert(info.expires_s >= t0 + 3600 && info.expires_s <= t0 + 3660);
+	describe_id(inst, e, &info);
+	cr_assert_str_eq(info.owner, "k=v=w");
+
+	/* renew moves the expiry describe and list report. */
+	c = attach(inst, b);
+	cr_assert_eq(P->ops.renew(c, 7200, err, sizeof(err)), TASKBOX_OK, "%s",
+	             err);
+	memset(&info, 0, sizeof(info));
+	info.struct_size = sizeof(info);
+	cr_assert_eq(P->describe(c, &info, err, sizeof(err)), TASKBOX_OK);
+	cr_assert(info.expires_s >= t0 + 7200 && info.expires_s <= t0 + 7260,
+	          "after renew: %lld", (long long)info.expires_s);
+	P->ops.close(c);
+	describe_id(inst, b, &info);
+	cr_assert(info.expires_s >= t0 + 7200, "cached: %lld",
+	          (long long)info.expires_s);
+
+	/* list(owner): that owner's only, exactly. */
+	list_owner("alice@example.com", &s, 0);
+	cr_assert_eq(s.n, 1, "alice sees %d", s.n);
+	cr_assert_str_eq(s.ids[0], a);
+	cr_assert_str_eq(s.owners[0], "alice@example.com");
+	cr_assert(s.created[0] >= t0 - 5 && s.created[0] <= t0 + 60);
+	cr_assert(s.expires[0] >= t0 + 600 && s.expires[0] <= t0 + 660);
+	list_owner("bob smith", &s, 0);
+	cr_assert_eq(s.n, 1);
+	cr_assert_str_eq(s.ids[0], b);
+	cr_assert(s.expires[0] >= t0 + 7200, "list after renew: %lld",
+	          (long long)s.expires[0]);
+	list_owner("k=v=w", &s, 0);
+	cr_assert_eq(s.n, 1);
+	cr_assert_str_eq(s.ids[0], e);
+	list_owner("k=v", &s, 0);
+	cr_assert_eq(s.n, 0);
+	list_owner("alice", &s, 0);
+	cr_assert_eq(s.n, 0);
+	list_owner("", &s, 0);
+	cr_assert_geq(seen_at(&s, n), 0);
+	cr_assert_lt(seen_at(&s, a), 0);
+
+	/* list(NULL): every sandbox (others may exist), each as described. */
+	list_owner(NULL, &s, 0);
+	cr_assert_geq(s.n, 4);
+	cr_assert_str_eq(s.owners[seen_at(&s, a)], "alice@example.com");
+	cr_assert_str_eq(s.owners[seen_at(&s, b)], "bob smith");
+	cr_assert_str_eq(s.owners[seen_at(&s, n)], "");
+	cr_assert_str_eq(s.owners[seen_at(&s, e)], "k=v=w");
+	/* each asking to stop ends the listing. */
+	list_owner(NULL, &s, 1);
+	cr_assert_eq(s.n, 1);
+
+	/* Destroyed: no longer listed. */
+	cr_assert_eq(P->ops.destroy(inst, a, err, sizeof(err)), TASKBOX_OK);
+	list_owner("alice@example.com", &s, 0);
+	cr_assert_eq(s.n, 0);
+	list_owner(NULL, &s, 0);
+	cr_assert_lt(seen_at(&s, a), 0);
+	cr_assert_geq(seen_at(&s, b), 0);
+	P->ops.destroy(inst, b, err, sizeof(err));
+	P->ops.destroy(inst, n, err, sizeof(err));
+	P->ops.destroy(inst, e, err, sizeof(err));
+}
+
+Test(docker, owner_rules_old_hosts_and_foreign_containers)
+{
+	char id[TASKBOX_SANDBOX_ID_MAX], big[300], cmd[4096];
+	struct taskbox_create_req req = {sizeof(req), NULL, 0, "bad\nowner"};
+	struct taskbox_sandbox_info info;
+	const char *foreign;
+	struct seen s;
+
+	/* An owner create cannot store is refused, naming the rule. */
+	cr_assert_eq(P->ops.create(inst, &req, id, err, sizeof(err)),
+	             TASKBOX_E_INVALID);
+	cr_assert(strstr(err, "owner"), "%s", err);
+	memset(big, 'x', 256);
+	big[256] = '\0';
+	req.owner = big;
+	cr_assert_eq(P->ops.create(inst, &req, id, err, sizeof(err)),
+	             TASKBOX_E_INVALID);
+	req.owner = "\xc3\x28";
+	cr_assert_eq(P->ops.create(inst, &req, id, err, sizeof(err)),
+	             TASKBOX_E_INVALID);
+	big[255] = '\0';
+	make_owned(inst, id, 0, big);
+	describe_id(inst, id, &info);
+	cr_assert_str_eq(info.owner, big);
+	P->ops.destroy(inst, id, err, sizeof(err));
+
+	/* A host of ABI 1.4 has no owner field: none is read. */
+	req.struct_size = offsetof(struct taskbox_create_req, owner);
+	req.owner = "mallory";
+	cr_assert_eq(P->ops.create(inst, &req, id, err, sizeof(err)),
+	             TASKBOX_OK, "%s", err);
+	describe_id(inst, id, &info);
+	cr_assert_str_eq(info.owner, "");
+	P->ops.destroy(inst, id, err, sizeof(err));
+
+	/* A container carrying the principal label but not made by taskbox
+	 * is never listed. */
+	snprintf(cmd, sizeof(cmd),
+	         "curl -sf --unix-socket '%s' -H 'Content-Type: "
+	         "application/json' -d '{\"Image\":\"%s\",\"Cmd\":[\"sleep\","
+	         "\"600\"],\"Labels\":{\"org.taskbox.principal\":"
+	         "\"mallory\"}}' http://localhost/containers/create | "
+	         "python3 -c 'import json,sys; print(json.load(sys.stdin)"
+	         "[\"Id\"])'",
+	         env_or_die("DOCKER_HOST") + 7,
+	         env_or_die("TASKBOX_DOCKER_IMAGE"));
+	foreign = shell_line(cmd);
+	cr_assert_eq(strlen(foreign), 64, "%s", foreign);
+	snprintf(id, sizeof(id), "%s", foreign);
+	snprintf(cmd, sizeof(cmd), "/containers/%s/start", id);
+	engine_request("POST", cmd);
+	list_owner("mallory", &s, 0);
+	cr_assert_eq(s.n, 0);
+	list_owner(NULL, &s, 0);
+	cr_assert_lt(seen_at(&s, id), 0);
+	snprintf(cmd, sizeof(cmd), "/containers/%s?force=true", id);
+	engine_request("DELETE", cmd);
 }
