@@ -43,7 +43,8 @@ static const lt_dlsymlist builtin[] = {
 static const char *const tools[] = {
     "create_sandbox", "start_task",   "get_task",    "cancel_task",
     "list_tasks",     "kill_sandbox", "run_command", "read_file",
-    "write_file",     "remove_task",  "write_task",  "resize_task"};
+    "write_file",     "remove_task",  "write_task",  "resize_task",
+    "list_sandboxes"};
 #define N_TOOLS (sizeof tools / sizeof tools[0])
 
 static const char *const commands[] = {"true", "echo out; echo err >&2",
