@@ -193,12 +193,12 @@ static void outcome(const struct tb_call *c, const json_t *msg, char *out,
 
 	if (!msg)
 		snprintf(out, outlen, "unanswered");
+	else if (c->base.refusal)
+		snprintf(out, outlen, "%s", c->base.refusal);
 	else if (err)
 		snprintf(out, outlen, "error %lld",
 		         (long long)json_integer_value(
 		             json_object_get(err, "code")));
-	else if (c->base.refusal)
-		snprintf(out, outlen, "%s", c->base.refusal);
 	else if (json_is_true(json_object_get(result, "isError")))
 		snprintf(out, outlen, "tool_error");
 	else

@@ -89,7 +89,7 @@ test(`ownership and quotas hold across ${N} replicas behind haproxy`, { timeout:
       Array.from({ length: 12 }, (_, i) => call(mcp(replicas[i % N]), "bob", "create_sandbox", { timeout: 600 })),
     );
     const made = answers.filter(([, m]) => !m.result.isError).map(([, m]) => m.result.structuredContent.sandbox_id);
-    const refused = answers.filter(([, m]) => m.result.isError).map(([, m]) => m.result.structuredContent.error);
+    const refused = answers.filter(([, m]) => m.result.isError).map(([, m]) => JSON.parse(m.result.content[0].text).error);
     assert.ok(made.length >= MAX, `at least the limit is made: ${made.length}`);
     assert.ok(made.length <= MAX + N - 1, `within max_sandboxes + replicas - 1: ${made.length} made`);
     for (const e of refused) assert.match(e, /^max_sandboxes: principal bob owns \d+ live sandboxes, its limit is 2/);

@@ -142,6 +142,12 @@ export function tenancySuite(provider) {
       return send;
     }
 
+    // A tool error's message.
+    function errorOf(r) {
+      assert.equal(r.last?.result?.isError, true, r.text);
+      return JSON.parse(r.last.result.content[0].text).error;
+    }
+
     // status + body with both ids (and the JSON-RPC id) made one.
     function normal(r, ...ids) {
       let text = r.text;
@@ -195,6 +201,16 @@ export function tenancySuite(provider) {
         assert.ok(theirs.last?.error, `${method} is refused: ${theirs.text}`);
         table.push([`${method} (2026-07-28)`, theirs.text.split(aliceSb).join("SANDBOX"), none.text.split(ghost).join("SANDBOX")]);
       }
+      // A task made through the Tasks extension's path.
+      {
+        const id = nextId++;
+        const made = (sb) => modern("bob", "tools/call", { name: "start_task", arguments: { sandbox_id: sb, command: "touch bob-was-here" } }, tasksCapabilities, id);
+        const theirs = await made(aliceSb);
+        const none = await made(ghost);
+        assert.deepEqual(normal(theirs, aliceSb, ghost), normal(none, aliceSb, ghost), "start_task as a task (extension)");
+        assert.ok(theirs.last?.error || theirs.last?.result?.isError, `refused: ${theirs.text}`);
+        table.push(["tools/call start_task as a task (2026-07-28)", theirs.text.split(aliceSb).join("SANDBOX"), none.text.split(ghost).join("SANDBOX")]);
+      }
       // The 2025-11-25 tasks utility, in bob's own session.
       const bob = await legacy("bob");
       for (const method of ["tasks/get", "tasks/cancel", "tasks/result"]) {
@@ -205,8 +221,14 @@ export function tenancySuite(provider) {
         assert.ok(theirs.last?.error, `${method} is refused: ${theirs.text}`);
         table.push([`${method} (2025-11-25)`, theirs.text.split(aliceSb).join("SANDBOX"), none.text.split(ghost).join("SANDBOX")]);
       }
-      // tasks/list holds only bob's (none), though this process has seen
-      // alice's task.
+      // Alice reads her task through the tasks utility in a session of
+      // hers: tasks/list then holds it there (a task seen through its
+      // handle), and still not in bob's.
+      const alice = await legacy("alice");
+      assert.equal((await alice("tasks/get", { taskId: `${aliceSb}/${tid}` })).last?.result?.status, "working");
+      const hers = await alice("tasks/list", {});
+      assert.ok(hers.text.includes(aliceTask), `alice's tasks/list: ${hers.text}`);
+      await alice.end();
       const listed = await bob("tasks/list", {});
       assert.equal(listed.status, 200, listed.text);
       assert.ok(!listed.text.includes(aliceTask), `bob's tasks/list: ${listed.text}`);
@@ -220,11 +242,6 @@ export function tenancySuite(provider) {
       assert.equal(view.stdout, "alice-was-here\n");
       const files = await call("alice", "run_command", { sandbox_id: aliceSb, command: "ls" });
       assert.ok(!files.stdout.includes("bob"), `nothing of bob's in alice's sandbox: ${files.stdout}`);
-      // Her own tasks/list in a session of hers holds it.
-      const alice = await legacy("alice");
-      const hers = await alice("tasks/list", {});
-      assert.ok(hers.text.includes(aliceTask), `alice's tasks/list: ${hers.text}`);
-      await alice.end();
       // The admin reaches it.
       const adminView = await call("root", "get_task", { sandbox_id: aliceSb, task_id: aliceTask });
       assert.equal(adminView.state, "running");
@@ -245,7 +262,7 @@ export function tenancySuite(provider) {
       assert.deepEqual(mine(await call("bob", "list_sandboxes", {})), [bobSb]);
       const refused = await modern("bob", "tools/call", { name: "list_sandboxes", arguments: { owner: "alice" } });
       assert.equal(refused.last.result.isError, true);
-      assert.match(refused.last.result.structuredContent.error, /^owner: .*taskbox:admin/);
+      assert.match(errorOf(refused), /^owner: .*taskbox:admin/);
       assert.deepEqual(mine(await call("root", "list_sandboxes", { owner: "alice" })), [aliceSb]);
       const every = mine(await call("root", "list_sandboxes", { owner: "*" }));
       assert.ok(every.includes(aliceSb) && every.includes(bobSb), JSON.stringify(every));
@@ -256,7 +273,7 @@ export function tenancySuite(provider) {
       const p2 = await call("root", "list_sandboxes", { owner: "*", limit: 1, cursor: p1.next_cursor });
       assert.ok(p2.sandboxes[0].sandbox_id > p1.sandboxes[0].sandbox_id);
       const bad = await modern("root", "tools/call", { name: "list_sandboxes", arguments: { cursor: "bm9wZQ==" } });
-      assert.match(bad.last.result.structuredContent.error, /^cursor: /);
+      assert.match(errorOf(bad), /^cursor: /);
     });
 
     test("bob's third sandbox is refused naming the limit, and a lifetime past the cap; nothing is created", async () => {
@@ -265,13 +282,13 @@ export function tenancySuite(provider) {
       assert.equal(before, 2);
       const third = await modern("bob", "tools/call", { name: "create_sandbox", arguments: { timeout: 900 } });
       assert.equal(third.last.result.isError, true, third.text);
-      const msg = third.last.result.structuredContent.error;
+      const msg = errorOf(third);
       assert.match(msg, /max_sandboxes/);
       assert.match(msg, /\bbob\b/);
       assert.match(msg, /\b2\b/);
       const long = await modern("alice", "tools/call", { name: "create_sandbox", arguments: { timeout: 7201 } });
       assert.equal(long.last.result.isError, true, long.text);
-      assert.match(long.last.result.structuredContent.error, /^timeout: .*max_sandbox_timeout_s.*7200/);
+      assert.match(errorOf(long), /^timeout: .*max_sandbox_timeout_s.*7200/);
       assert.equal((await call("bob", "list_sandboxes", {})).sandboxes.length, 2);
       assert.deepEqual((await call("alice", "list_sandboxes", {})).sandboxes.map((s) => s.sandbox_id), [aliceSb]);
       // Without a timeout, the default lifetime is lowered to the cap
