@@ -7,6 +7,7 @@ plugins_local_local_la_SOURCES = plugins/local/local.c \
 	plugins/local/cgroup.c plugins/local/forkexec.c plugins/local/proctree.c \
 	plugins/local/inroot.c \
 	plugins/local/idle.c plugins/local/kept.c \
+	plugins/local/owner.c plugins/local/list.c \
 	plugins/local/local_int.h plugins/common/settings.c \
 	plugins/common/settings.h
 EXTRA_DIST += plugins/local/README.md
