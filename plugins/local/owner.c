@@ -97,14 +97,21 @@ int tb_local_owner_read(struct tb_local *L, const char *id,
                         char owner[TASKBOX_OWNER_MAX], int64_t *created)
 {
 	char name[TB_LOCAL_OWNER_NAME_MAX], buf[RECORD_MAX];
+	struct stat st;
 	json_t *obj, *o, *c;
 	ssize_t n;
 	int fd, rc = EPROTO;
 
 	record_name(name, id, "");
-	fd = openat(L->root_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO put in its place must not hang the reader. */
+	fd = openat(L->root_fd, name,
+	            O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return EPROTO;
+	}
 	n = read(fd, buf, sizeof buf);
 	rc = n < 0 ? errno : EPROTO;
 	close(fd);

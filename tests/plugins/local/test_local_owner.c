@@ -341,6 +341,15 @@ Test(local_owner, list_filters_by_owner_and_skips_the_gone)
 	             TASKBOX_E_IO);
 	cr_assert(strstr(tl_err, "owner record"), "%s", tl_err);
 	tl_p->ops.close(conn);
+	/* Nor does a FIFO in the record's place hang describe or list. */
+	cr_assert_eq(unlink(half), 0);
+	cr_assert_eq(mkfifo(half, 0600), 0);
+	conn = tl_connect(other, e);
+	cr_assert_eq(tl_p->describe(conn, &info, tl_err, sizeof tl_err),
+	             TASKBOX_E_IO);
+	tl_p->ops.close(conn);
+	list(other, NULL, &s);
+	cr_assert_eq(s.n, 2, "listed %d", s.n);
 	tl_p->ops.fini(other);
 	tl_p->ops.fini(inst);
 }
