@@ -6,6 +6,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,6 +353,77 @@ Test(local_owner, list_filters_by_owner_and_skips_the_gone)
 	cr_assert_eq(s.n, 2, "listed %d", s.n);
 	tl_p->ops.fini(other);
 	tl_p->ops.fini(inst);
+}
+
+/* list is thread-safe: listings run while other threads create and
+ * destroy sandboxes, and each sees only whole, rightly owned entries. */
+struct churn {
+	void *inst;
+	int stop;
+	int bad;    /* entries that broke the filter or were malformed */
+	int listed; /* entries seen */
+	int failed; /* ops that failed */
+};
+
+static int check_alice(void *arg, const struct taskbox_sandbox_info *info)
+{
+	struct churn *ch = arg;
+
+	if (strcmp(info->owner, ALICE) || strlen(info->id) != 32 ||
+	    info->created_s <= 0 || info->expires_s <= info->created_s)
+		__atomic_add_fetch(&ch->bad, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&ch->listed, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static void *lister(void *arg)
+{
+	struct churn *ch = arg;
+	char err[TASKBOX_ERRBUF_SIZE];
+
+	while (!__atomic_load_n(&ch->stop, __ATOMIC_RELAXED))
+		if (tl_p->list(ch->inst, ALICE, check_alice, ch, err,
+		               sizeof err) != TASKBOX_OK)
+			__atomic_add_fetch(&ch->failed, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void *maker(void *arg)
+{
+	struct churn *ch = arg;
+	char err[TASKBOX_ERRBUF_SIZE], id[TASKBOX_SANDBOX_ID_MAX];
+
+	for (int i = 0; i < 6; i++) {
+		struct taskbox_create_req req = {sizeof req, NULL, 600,
+		                                 i % 2 ? "bob" : ALICE};
+		if (tl_p->ops.create(ch->inst, &req, id, err, sizeof err) ||
+		    tl_p->ops.destroy(ch->inst, id, err, sizeof err))
+			__atomic_add_fetch(&ch->failed, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+Test(local_owner, list_is_thread_safe)
+{
+	struct churn ch = {0};
+	char keep[TASKBOX_SANDBOX_ID_MAX];
+	pthread_t t[4];
+
+	ch.inst = tl_init_ok();
+	tl_create_owned(ch.inst, 600, ALICE, keep);
+	pthread_create(&t[0], NULL, lister, &ch);
+	pthread_create(&t[1], NULL, lister, &ch);
+	pthread_create(&t[2], NULL, maker, &ch);
+	pthread_create(&t[3], NULL, maker, &ch);
+	pthread_join(t[2], NULL);
+	pthread_join(t[3], NULL);
+	__atomic_store_n(&ch.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	cr_assert_eq(ch.failed, 0);
+	cr_assert_eq(ch.bad, 0);
+	cr_assert_gt(ch.listed, 0);
+	tl_p->ops.fini(ch.inst);
 }
 
 /* A sandbox made before owners were recorded has no record: owner "", and
