@@ -408,6 +408,8 @@ static const struct taskbox_provider tb_local_provider = {
             .write_file = tb_local_write_file,
             .renew = tb_local_renew,
         },
+    .describe = tb_local_describe,
+    .list = tb_local_list,
     .features = TASKBOX_FEATURE_HOST_EXEC | TASKBOX_FEATURE_HOST_PIDS |
                 TASKBOX_FEATURE_EXEC_STDIN,
 };

@@ -7,6 +7,7 @@ plugins_local_local_la_SOURCES = plugins/local/local.c \
 	plugins/local/cgroup.c plugins/local/forkexec.c plugins/local/proctree.c \
 	plugins/local/inroot.c \
 	plugins/local/idle.c plugins/local/kept.c \
+	plugins/local/owner.c plugins/local/list.c \
 	plugins/local/local_int.h plugins/common/settings.c \
 	plugins/common/settings.h
 EXTRA_DIST += plugins/local/README.md
@@ -18,7 +19,8 @@ plugins_local_local_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version \
 # Unit tests: the built module loaded through libltdl, every op exercised.
 LOCAL_PLUGIN_TESTS = tests/plugins/local/test_local_sandbox \
 	tests/plugins/local/test_local_exec tests/plugins/local/test_local_files \
-	tests/plugins/local/test_local_kill tests/plugins/local/test_local_inroot
+	tests/plugins/local/test_local_kill tests/plugins/local/test_local_inroot \
+	tests/plugins/local/test_local_owner
 check_PROGRAMS += $(LOCAL_PLUGIN_TESTS)
 TESTS += $(LOCAL_PLUGIN_TESTS)
 noinst_HEADERS += tests/plugins/local/helper.h
@@ -45,6 +47,10 @@ tests_plugins_local_test_local_inroot_SOURCES = \
 	tests/plugins/local/test_local_inroot.c tests/plugins/local/helper.c
 tests_plugins_local_test_local_inroot_CFLAGS = $(LOCAL_TEST_CFLAGS)
 tests_plugins_local_test_local_inroot_LDADD = $(LOCAL_TEST_LDADD)
+tests_plugins_local_test_local_owner_SOURCES = \
+	tests/plugins/local/test_local_owner.c tests/plugins/local/helper.c
+tests_plugins_local_test_local_owner_CFLAGS = $(LOCAL_TEST_CFLAGS)
+tests_plugins_local_test_local_owner_LDADD = $(LOCAL_TEST_LDADD)
 
 # Sandboxes under bubblewrap do not reach each other, and write_task's
 # bytes never show in a command line (skipped where bwrap cannot run).

@@ -13,6 +13,10 @@
  *                           disappears from connect at once)
  *   <root>/.cgroup-<id>     the path of the sandbox's cgroup, when it has one
  *                           (outside the sandbox: no command rewrites it)
+ *   <root>/.owner-<id>      {"format":1,"owner":O,"created":T}: who the
+ *                           sandbox was made for, written once by create
+ *                           before meta.json (owner.c; outside the sandbox,
+ *                           invisible under bubblewrap)
  *
  * Every process started in a sandbox runs in the sandbox's cgroup where it
  * has one (cgroup.c) and carries TASKBOX_SANDBOX_ID=<id> in its
@@ -101,6 +105,11 @@ struct tb_local_conn {
 	unsigned long kept_clock;
 	dev_t fs_dev; /* the sandbox's file system, once fs_known */
 	int fs_known;
+	int64_t created; /* from meta.json at connect */
+	/* The owner record, read by the first describe (it never changes). */
+	int owner_known;
+	char owner[TASKBOX_OWNER_MAX];
+	int64_t owner_created;
 };
 
 /* What meta.json records. */
@@ -271,6 +280,22 @@ TB_HIDDEN void tb_local_reaper_stop(int dirfd, const char *id);
  * restarts the reapers of live sandboxes that lost theirs. */
 TB_HIDDEN void tb_local_sweep(struct tb_local *L);
 
+/* The owner records (owner.c). check returns NULL when owner may be
+ * recorded ("" included: no owner), else the rule it breaks. write makes
+ * <root>/.owner-<id> atomically (temp file + rename). read fills owner and
+ * *created: 0, ENOENT (a sandbox made before records existed) or another
+ * errno value (EPROTO when malformed). remove unlinks the record of id.
+ * sweep (init) removes the record name when its sandbox is gone. */
+#define TB_LOCAL_OWNER_NAME_MAX (TB_LOCAL_ID_LEN + 16)
+TB_HIDDEN const char *tb_local_owner_check(const char *owner);
+TB_HIDDEN int tb_local_owner_write(struct tb_local *L, const char *id,
+                                   const char *owner, int64_t created);
+TB_HIDDEN int tb_local_owner_read(struct tb_local *L, const char *id,
+                                  char owner[TASKBOX_OWNER_MAX],
+                                  int64_t *created);
+TB_HIDDEN void tb_local_owner_remove(struct tb_local *L, const char *id);
+TB_HIDDEN void tb_local_owner_sweep(struct tb_local *L, const char *name);
+
 /* The provider ops, one file per concern. */
 TB_HIDDEN int tb_local_create(void *instance,
                               const struct taskbox_create_req *req, char *id,
@@ -292,5 +317,10 @@ TB_HIDDEN int tb_local_read_file(void *conn, const char *path, uint64_t offset,
 TB_HIDDEN int tb_local_write_file(void *conn, const char *path,
                                   const unsigned char *data, size_t len,
                                   uint32_t mode, char *errbuf, size_t errlen);
+TB_HIDDEN int tb_local_describe(void *conn, struct taskbox_sandbox_info *info,
+                                char *errbuf, size_t errlen);
+TB_HIDDEN int tb_local_list(void *instance, const char *owner,
+                            taskbox_list_fn each, void *arg, char *errbuf,
+                            size_t errlen);
 
 #endif /* TB_LOCAL_INT_H */

@@ -19,7 +19,7 @@
  *      holds the sandbox's marker, whose working directory is in the
  *      sandbox or whose mount namespace mounts it, KILL to those still
  *      there after 2 s, until none is left, and removes the directory with
- *      rm -rf (which never follows links).
+ *      rm -rf (which never follows links), then the owner record.
  * destroy stops the reaper (its whole process group, after checking that
  * the recorded pids still belong to this sandbox's reaper). The hosts's
  * checks complete the picture: connect and every op compare the deadline
@@ -105,7 +105,8 @@ static const char reaper_loop[] =
     "g=${d%/*}/.gone-$id-$$\n"
     "mv -T -- \"$d\" \"$g\" 2>/dev/null || exit 0\n"
     "stop_all \"$g\"\n"
-    "exec rm -rf --one-file-system -- \"$g\"\n";
+    "rm -rf --one-file-system -- \"$g\"\n"
+    "exec rm -f -- \"${d%/*}/.owner-$id\"\n";
 
 /* $1, $2 as above, $3: the loop's text. */
 static const char reaper_launch[] =
@@ -206,6 +207,10 @@ static void sweep_one(struct tb_local *L, const char *name, time_t now)
 			tb_local_remove(L, id, name);
 		return;
 	}
+	if (!strncmp(name, ".owner-", 7)) {
+		tb_local_owner_sweep(L, name);
+		return;
+	}
 	if (!tb_local_id_valid(name))
 		return;
 	fd = openat(L->root_fd, name,
@@ -246,7 +251,8 @@ void tb_local_sweep(struct tb_local *L)
 	}
 	/* Collect first: removal renames entries of this directory. */
 	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.' && strncmp(e->d_name, ".gone-", 6))
+		if (e->d_name[0] == '.' && strncmp(e->d_name, ".gone-", 6) &&
+		    strncmp(e->d_name, ".owner-", 7))
 			continue;
 		if (n == cap) {
 			size_t ncap = cap ? cap * 2 : 16;

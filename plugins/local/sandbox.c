@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,8 @@ int tb_local_remove(struct tb_local *L, const char *id, const char *name)
 	}
 	/* A command an open connection spawned during the removal. */
 	tb_local_kill_tree(L->root, id);
+	if (!rc)
+		tb_local_owner_remove(L, id);
 	return rc;
 }
 
@@ -172,7 +175,7 @@ int tb_local_create(void *instance, const struct taskbox_create_req *req,
 	struct tb_local *L = instance;
 	struct tb_local_meta m = {0};
 	int dirfd = -1, err = 0, tries = 0;
-	const char *tmpl = req->template_name;
+	const char *tmpl = req->template_name, *owner = NULL, *bad;
 
 	if (tmpl && strcmp(tmpl, TEMPLATE_BASE)) {
 		tb_local_err(errbuf, errlen,
@@ -180,6 +183,17 @@ int tb_local_create(void *instance, const struct taskbox_create_req *req,
 		             "offers: %s",
 		             tmpl, TEMPLATE_BASE);
 		return TASKBOX_E_NOT_FOUND;
+	}
+	if (req->struct_size >=
+	    offsetof(struct taskbox_create_req, owner) + sizeof(req->owner))
+		owner = req->owner;
+	if (owner && (bad = tb_local_owner_check(owner))) {
+		tb_local_err(errbuf, errlen,
+		             "create: %s (an owner is 1..255 bytes of UTF-8 "
+		             "without control characters)",
+		             bad);
+		id[0] = '\0';
+		return TASKBOX_E_INVALID;
 	}
 	do {
 		if ((err = random_hex(id, TB_LOCAL_ID_LEN / 2)))
@@ -200,7 +214,10 @@ int tb_local_create(void *instance, const struct taskbox_create_req *req,
 	m.deadline = m.created + tb_local_lifetime(L, req->lifetime_s);
 	strcpy(m.template_name, TEMPLATE_BASE);
 	strcpy(m.isolation, L->bwrap ? "bwrap" : "none");
-	if ((err = tb_local_meta_write(dirfd, &m)))
+	/* The owner record first: a sandbox with a meta.json has one. */
+	if ((err =
+	         tb_local_owner_write(L, id, owner ? owner : "", m.created)) ||
+	    (err = tb_local_meta_write(dirfd, &m)))
 		goto fail_remove;
 	if ((err = tb_local_cgroup_create(L, id))) {
 		char msg[160];
@@ -312,6 +329,7 @@ int tb_local_connect(void *instance, const char *sandbox_id, void **conn,
 	/* What the first op's liveness check compares against: it re-reads
 	 * meta.json only when the file was replaced since. */
 	c->deadline = m.deadline;
+	c->created = m.created;
 	c->meta_ino = m.ino;
 	c->meta_mtime = m.mtime;
 	/* Under bubblewrap, a home a command replaced with a link is refused:

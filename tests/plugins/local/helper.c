@@ -205,13 +205,19 @@ static void wait_reaper_asleep(const char *id)
 	cr_assert_lt(i, 400, "the reaper of %s never slept", id);
 }
 
-void tl_create(void *inst, uint32_t lifetime_s, char id[TASKBOX_SANDBOX_ID_MAX])
+void tl_create_owned(void *inst, uint32_t lifetime_s, const char *owner,
+                     char id[TASKBOX_SANDBOX_ID_MAX])
 {
-	struct taskbox_create_req req = {sizeof req, NULL, lifetime_s};
+	struct taskbox_create_req req = {sizeof req, NULL, lifetime_s, owner};
 	int rc = tl_p->ops.create(inst, &req, id, tl_err, sizeof tl_err);
 
 	cr_assert_eq(rc, TASKBOX_OK, "create: %d %s", rc, tl_err);
 	wait_reaper_asleep(id);
+}
+
+void tl_create(void *inst, uint32_t lifetime_s, char id[TASKBOX_SANDBOX_ID_MAX])
+{
+	tl_create_owned(inst, lifetime_s, NULL, id);
 }
 
 void *tl_connect(void *inst, const char *id)

@@ -31,6 +31,9 @@ void *tl_init_ok(void);
  * sandbox's reaper has read its deadline and sleeps. */
 void tl_create(void *inst, uint32_t lifetime_s,
                char id[TASKBOX_SANDBOX_ID_MAX]);
+/* tl_create for owner (NULL: none). */
+void tl_create_owned(void *inst, uint32_t lifetime_s, const char *owner,
+                     char id[TASKBOX_SANDBOX_ID_MAX]);
 void *tl_connect(void *inst, const char *id);
 
 /* Runs argv (NULL-terminated list of strings) with timeout_ms and
