@@ -178,30 +178,19 @@ static char **spawn_argv(struct tb_local_conn *c, const char *path,
 
 	while (argv[n])
 		n++;
-	out = calloc(n + 28, sizeof(char *));
+	out = calloc(n + 31, sizeof(char *));
 	if (!out)
 		return NULL;
 	if (c->inst->bwrap) {
-		const char *pre[] = {c->inst->bwrap_path,
-		                     "--ro-bind",
-		                     "/",
-		                     "/",
-		                     "--dev",
-		                     "/dev",
-		                     "--bind-fd",
-		                     BWRAP_TMP_FD,
-		                     "/tmp",
-		                     "--tmpfs",
-		                     c->inst->root,
-		                     "--bind-fd",
-		                     BWRAP_DIR_FD,
-		                     c->dir,
-		                     "--unshare-ipc",
-		                     "--cap-drop",
-		                     "ALL",
-		                     "--die-with-parent",
-		                     "--chdir",
-		                     cwd};
+		const char *pre[] = {
+		    c->inst->bwrap_path, "--ro-bind", "/", "/", "--dev", "/dev",
+		    "--bind-fd", BWRAP_TMP_FD, "/tmp", "--tmpfs", c->inst->root,
+		    "--bind-fd", BWRAP_DIR_FD, c->dir,
+		    /* Its deadline is the host's to move: a
+		     * command may neither write nor replace
+		     * it (a mount point cannot be renamed). */
+		    "--ro-bind", c->meta, c->meta, "--unshare-ipc",
+		    "--cap-drop", "ALL", "--die-with-parent", "--chdir", cwd};
 		for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
 			out[k++] = (char *)pre[i];
 		if (geteuid() == 0)

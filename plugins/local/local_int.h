@@ -93,6 +93,7 @@ struct tb_local_conn {
 	char id[TB_LOCAL_ID_LEN + 1];
 	char *dir;    /* <root>/<id> */
 	char *home;   /* <root>/<id>/home */
+	char *meta;   /* <root>/<id>/meta.json, bound read-only under bwrap */
 	char *cgroup; /* the sandbox's cgroup directory; NULL: none */
 	int dir_fd;   /* O_PATH descriptors */
 	int home_fd;

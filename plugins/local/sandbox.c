@@ -344,7 +344,8 @@ int tb_local_connect(void *instance, const char *sandbox_id, void **conn,
 	}
 	c->cgroup = tb_local_cgroup_path(L, c->id);
 	if (asprintf(&c->dir, "%s/%s", L->root, c->id) < 0 ||
-	    asprintf(&c->home, "%s/%s/home", L->root, c->id) < 0) {
+	    asprintf(&c->home, "%s/%s/home", L->root, c->id) < 0 ||
+	    asprintf(&c->meta, "%s/%s/" META, L->root, c->id) < 0) {
 		err = ENOMEM;
 		goto fail;
 	}
@@ -375,6 +376,7 @@ void tb_local_conn_free(struct tb_local_conn *c)
 	tb_local_kept_close(c);
 	free(c->dir);
 	free(c->home);
+	free(c->meta);
 	free(c->cgroup);
 	free(c);
 }

@@ -556,3 +556,40 @@ Test(local_owner, bwrap_commands_cannot_touch_the_record)
 	tl_p->ops.fini(fresh);
 	tl_p->ops.fini(inst);
 }
+
+/* Under bubblewrap a command cannot move its sandbox's deadline: meta.json
+ * is bound read-only over itself, so writing it, replacing it by a rename
+ * or removing it all fail, and the deadline the host reads stays. */
+Test(local_owner, bwrap_commands_cannot_move_the_deadline)
+{
+	void *inst = bwrap_instance(), *fresh = NULL, *conn;
+	char id[TASKBOX_SANDBOX_ID_MAX], script[1024];
+	struct taskbox_exec_result res;
+	struct taskbox_sandbox_info before, after;
+
+	tl_create_owned(inst, 600, ALICE, id);
+	describe(inst, id, &before);
+	conn = tl_connect(inst, id);
+	snprintf(script, sizeof script,
+	         "m=\"$PWD/../meta.json\"\n"
+	         "[ -s \"$m\" ] || echo unseen\n"
+	         "sed 's/\"deadline\":[0-9]*/\"deadline\":9999999999/' \"$m\" "
+	         "> forged\n"
+	         "cat \"$HOME/forged\" > \"$m\" 2>/dev/null && echo wrote\n"
+	         "mv -f forged \"$m\" 2>/dev/null && echo replaced\n"
+	         "rm -f \"$m\" 2>/dev/null && [ ! -e \"$m\" ] && echo removed\n"
+	         "true\n");
+	tl_sh(conn, &res, script);
+	cr_assert_eq(res.out.len, 0, "a command changed meta.json: %.*s",
+	             (int)res.out.len, (char *)res.out.data);
+	tl_res_free(&res);
+	tl_p->ops.close(conn);
+	cr_assert_eq(
+	    tl_init("{\"root\":\"%s\",\"isolation\":\"bwrap\"}", &fresh),
+	    TASKBOX_OK, "%s", tl_err);
+	describe(fresh, id, &after);
+	cr_assert_eq(after.expires_s, before.expires_s);
+	cr_assert_lt(after.expires_s, (int64_t)time(NULL) + 700);
+	tl_p->ops.fini(fresh);
+	tl_p->ops.fini(inst);
+}
