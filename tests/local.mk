@@ -76,10 +76,23 @@ tests_fakeplugins_fake_nosym_la_SOURCES = tests/fakeplugins/fake_nosym.c
 tests_fakeplugins_fake_nosym_la_CFLAGS = $(FAKE_PLUGIN_CFLAGS)
 tests_fakeplugins_fake_nosym_la_LDFLAGS = -module -avoid-version \
 	-rpath /nowhere -export-symbols-regex '^taskbox_provider_entry_v2$$'
+# Two plugins as built outside the tree: one against the frozen 1.4 header
+# (tests/abi/provider-1.4.h), one against the current header with the 1.5
+# ops; tests/unit/test_abi_compat loads both.
+check_LTLIBRARIES += tests/fakeplugins/fake_abi14.la \
+	tests/fakeplugins/fake_abi15.la
+noinst_HEADERS += tests/abi/provider-1.4.h
+tests_fakeplugins_fake_abi14_la_SOURCES = tests/fakeplugins/fake_abi14.c
+tests_fakeplugins_fake_abi14_la_CFLAGS = $(FAKE_PLUGIN_CFLAGS)
+tests_fakeplugins_fake_abi14_la_LDFLAGS = $(FAKE_PLUGIN_LDFLAGS)
+tests_fakeplugins_fake_abi15_la_SOURCES = tests/fakeplugins/fake_abi15.c
+tests_fakeplugins_fake_abi15_la_CFLAGS = $(FAKE_PLUGIN_CFLAGS)
+tests_fakeplugins_fake_abi15_la_LDFLAGS = $(FAKE_PLUGIN_LDFLAGS)
 
 # Unit tests of the loader, the ABI checks, the registry and the config.
 FOUNDATION_UNIT_TESTS = tests/unit/test_abi_check tests/unit/test_loader \
-	tests/unit/test_registry tests/unit/test_config
+	tests/unit/test_registry tests/unit/test_config \
+	tests/unit/test_abi_compat
 check_PROGRAMS += $(FOUNDATION_UNIT_TESTS)
 TESTS += $(FOUNDATION_UNIT_TESTS)
 tests_unit_test_abi_check_SOURCES = tests/unit/test_abi_check.c
@@ -88,6 +101,9 @@ tests_unit_test_abi_check_LDADD = $(UNIT_TEST_LDADD)
 tests_unit_test_loader_SOURCES = tests/unit/test_loader.c
 tests_unit_test_loader_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_unit_test_loader_LDADD = $(UNIT_TEST_LDADD)
+tests_unit_test_abi_compat_SOURCES = tests/unit/test_abi_compat.c
+tests_unit_test_abi_compat_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_unit_test_abi_compat_LDADD = $(UNIT_TEST_LDADD)
 tests_unit_test_registry_SOURCES = tests/unit/test_registry.c
 tests_unit_test_registry_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_unit_test_registry_LDADD = $(UNIT_TEST_LDADD)

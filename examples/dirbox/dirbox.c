@@ -10,6 +10,10 @@
  * that carries it before it removes the directory. Sandboxes do not
  * expire: create ignores lifetime_s and there is no renew op.
  *
+ * The owner a sandbox was made for (ABI 1.5) is kept in a record file
+ * beside its directory, <root>/<id>.owner, written before the directory
+ * exists and never changed; describe and list read it.
+ *
  * Build with the installed header only (Linux, glibc or musl):
  *   cc -std=c11 -Wall -Wextra -Werror -fPIC -shared \
  *      $(pkg-config --cflags taskbox-provider) -o dirbox.so dirbox.c
@@ -254,25 +258,100 @@ static int id_valid(const char *id)
 	return n == ID_LEN && id[n] == '\0';
 }
 
+/* The path of sandbox id's owner record, root/<id>.owner, in out
+ * (PATH_MAX bytes; root and id always fit). */
+static void record_path(const struct instance *inst, const char *id, char *out)
+{
+	snprintf(out, PATH_MAX, "%s/%s.owner", inst->root, id);
+}
+
+/* Checks the owner a create request names (NULL: none): at most
+ * TASKBOX_OWNER_MAX - 1 bytes, no control character. */
+static int owner_check(const char *owner, char *errbuf, size_t errlen)
+{
+	size_t n = owner ? strlen(owner) : 0;
+
+	if (n >= TASKBOX_OWNER_MAX)
+		return fail(errbuf, errlen, TASKBOX_E_INVALID,
+		            "owner: %zu bytes, at most %d", n,
+		            TASKBOX_OWNER_MAX - 1);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)owner[i] < 0x20 || owner[i] == 0x7f)
+			return fail(errbuf, errlen, TASKBOX_E_INVALID,
+			            "owner: control character at byte %zu", i);
+	return TASKBOX_OK;
+}
+
+/* Writes sandbox id's owner record (owner's bytes; empty for none)
+ * atomically: a temporary file, then a rename onto the record's name. */
+static int record_write(const struct instance *inst, const char *id,
+                        const char *owner, char *errbuf, size_t errlen)
+{
+	char tmp[PATH_MAX], path[PATH_MAX];
+	size_t len = owner ? strlen(owner) : 0, done = 0;
+	int fd, err;
+
+	snprintf(tmp, sizeof tmp, "%s/.%s.owner.tmp", inst->root, id);
+	record_path(inst, id, path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return sys_fail(errbuf, errlen, errno, "cannot create", tmp);
+	while (done < len) {
+		ssize_t n = write(fd, owner + done, len - done);
+
+		if (n < 0 && errno != EINTR)
+			goto io;
+		done += n > 0 ? (size_t)n : 0;
+	}
+	if (fsync(fd) != 0)
+		goto io;
+	if (close(fd) != 0) {
+		fd = -1;
+		goto io;
+	}
+	if (rename(tmp, path) == 0)
+		return TASKBOX_OK;
+	fd = -1;
+io:
+	err = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return sys_fail(errbuf, errlen, err, "cannot write the owner record",
+	                path);
+}
+
 static int dirbox_create(void *instance, const struct taskbox_create_req *req,
                          char *id, char *errbuf, size_t errlen)
 {
 	struct instance *inst = instance;
 	unsigned char bytes[ID_LEN / 2];
-	char dir[sizeof((struct conn *)0)->dir];
+	char dir[sizeof((struct conn *)0)->dir], path[PATH_MAX];
+	const char *owner =
+	    HAS(req, struct taskbox_create_req, owner) ? req->owner : NULL;
+	int rc;
 
 	if (HAS(req, struct taskbox_create_req, template_name) &&
 	    req->template_name)
 		return fail(errbuf, errlen, TASKBOX_E_NOT_FOUND,
 		            "template '%.100s': dirbox has no templates",
 		            req->template_name);
+	if ((rc = owner_check(owner, errbuf, errlen)) != TASKBOX_OK)
+		return rc;
 	if (getrandom(bytes, sizeof bytes, 0) != (ssize_t)sizeof bytes)
 		return sys_fail(errbuf, errlen, errno, "getrandom", "");
 	for (size_t i = 0; i < sizeof bytes; i++)
 		snprintf(id + 2 * i, 3, "%02x", bytes[i]);
+	/* The record first: no sandbox is ever seen without its owner. */
+	if ((rc = record_write(inst, id, owner, errbuf, errlen)) != TASKBOX_OK)
+		return rc;
 	snprintf(dir, sizeof dir, "%s/%s", inst->root, id);
-	if (mkdir(dir, 0700) != 0)
-		return sys_fail(errbuf, errlen, errno, "cannot create", dir);
+	if (mkdir(dir, 0700) != 0) {
+		rc = sys_fail(errbuf, errlen, errno, "cannot create", dir);
+		record_path(inst, id, path);
+		unlink(path);
+		return rc;
+	}
 	return TASKBOX_OK;
 }
 
@@ -805,7 +884,8 @@ static int dirbox_destroy(void *instance, const char *sandbox_id, char *errbuf,
                           size_t errlen)
 {
 	struct instance *inst = instance;
-	char dir[PATH_MAX], doomed[PATH_MAX], marker[sizeof MARKER + ID_LEN];
+	char dir[PATH_MAX], doomed[PATH_MAX], record[PATH_MAX];
+	char marker[sizeof MARKER + ID_LEN];
 	int err;
 
 	if (!id_valid(sandbox_id))
@@ -824,11 +904,112 @@ static int dirbox_destroy(void *instance, const char *sandbox_id, char *errbuf,
 		                  "no sandbox %s", sandbox_id)
 		           : sys_fail(errbuf, errlen, errno, "cannot destroy",
 		                      dir);
+	record_path(inst, sandbox_id, record);
+	unlink(record); /* nothing left to own */
 	snprintf(marker, sizeof marker, MARKER "%s", sandbox_id);
 	kill_marked(marker);
 	if ((err = remove_tree(AT_FDCWD, doomed)) != 0)
 		return sys_fail(errbuf, errlen, err, "cannot remove", doomed);
 	return TASKBOX_OK;
+}
+
+/* Fills info (up to its struct_size) for sandbox id from its owner record:
+ * the owner and, as the time it was made, the record's modification time.
+ * A sandbox made before records has owner "" and created_s 0. Sandboxes
+ * never expire: expires_s is 0. */
+static int record_read(const struct instance *inst, const char *id,
+                       struct taskbox_sandbox_info *info, char *errbuf,
+                       size_t errlen)
+{
+	char path[PATH_MAX], owner[TASKBOX_OWNER_MAX + 1];
+	int64_t created = 0;
+	ssize_t n = 0;
+	struct stat st;
+	int fd;
+
+	record_path(inst, id, path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno != ENOENT)
+		return sys_fail(errbuf, errlen, errno, "cannot open", path);
+	if (fd >= 0) {
+		int err = 0;
+
+		do
+			n = read(fd, owner, sizeof owner);
+		while (n < 0 && errno == EINTR);
+		if (n < 0 || fstat(fd, &st) != 0)
+			err = errno;
+		close(fd);
+		if (err)
+			return sys_fail(errbuf, errlen, err, "cannot read",
+			                path);
+		if (n >= TASKBOX_OWNER_MAX)
+			return fail(
+			    errbuf, errlen, TASKBOX_E_IO,
+			    "owner record '%s' holds more than %d bytes", path,
+			    TASKBOX_OWNER_MAX - 1);
+		created = (int64_t)st.st_mtime;
+	}
+	owner[n] = '\0';
+	if (HAS(info, struct taskbox_sandbox_info, id))
+		snprintf(info->id, sizeof info->id, "%s", id);
+	if (HAS(info, struct taskbox_sandbox_info, owner))
+		memcpy(info->owner, owner, (size_t)n + 1);
+	if (HAS(info, struct taskbox_sandbox_info, created_s))
+		info->created_s = created;
+	if (HAS(info, struct taskbox_sandbox_info, expires_s))
+		info->expires_s = 0;
+	return TASKBOX_OK;
+}
+
+static int dirbox_describe(void *conn, struct taskbox_sandbox_info *info,
+                           char *errbuf, size_t errlen)
+{
+	struct conn *c = conn;
+	int rc = check_alive(c, errbuf, errlen);
+
+	return rc == TASKBOX_OK
+	           ? record_read(c->inst, c->id, info, errbuf, errlen)
+	           : rc;
+}
+
+/* Calls each for every sandbox directory under root (of owner, when not
+ * NULL) until each returns nonzero. A sandbox destroyed meanwhile is
+ * skipped. Thread-safe: it shares nothing between calls. */
+static int dirbox_list(void *instance, const char *owner, taskbox_list_fn each,
+                       void *arg, char *errbuf, size_t errlen)
+{
+	struct instance *inst = instance;
+	struct taskbox_sandbox_info info;
+	struct dirent *e;
+	struct stat st;
+	int rc = TASKBOX_OK;
+	DIR *d = opendir(inst->root);
+
+	if (!d)
+		return sys_fail(errbuf, errlen, errno, "cannot list",
+		                inst->root);
+	while (rc == TASKBOX_OK && (e = readdir(d)) != NULL) {
+		if (!id_valid(e->d_name) ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) !=
+		        0 ||
+		    !S_ISDIR(st.st_mode))
+			continue; /* not a sandbox, or destroyed meanwhile */
+		memset(&info, 0, sizeof info);
+		info.struct_size = sizeof info;
+		rc = record_read(inst, e->d_name, &info, errbuf, errlen);
+		if (rc != TASKBOX_OK)
+			break;
+		if (!info.created_s &&
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue; /* destroyed since the first look */
+		if (owner && strcmp(info.owner, owner) != 0)
+			continue;
+		if (each(arg, &info) != 0)
+			break;
+	}
+	closedir(d);
+	return rc;
 }
 
 static const struct taskbox_provider dirbox = {
@@ -854,6 +1035,9 @@ static const struct taskbox_provider dirbox = {
     /* Both true here: commands run on this kernel, as this user, in this
      * PID namespace, seeing this machine's files. */
     .features = TASKBOX_FEATURE_HOST_EXEC | TASKBOX_FEATURE_HOST_PIDS,
+    .read_files = NULL, /* read_file is a local pread: nothing to batch */
+    .describe = dirbox_describe,
+    .list = dirbox_list,
 };
 
 TASKBOX_PROVIDER_DEFINE(dirbox)

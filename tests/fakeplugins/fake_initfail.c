@@ -22,6 +22,8 @@ static const struct taskbox_provider desc = {
      fake_read_file, fake_destroy, NULL, NULL},
     0,
     NULL,
+    NULL,
+    NULL,
 };
 
 TASKBOX_PROVIDER_DEFINE(desc)

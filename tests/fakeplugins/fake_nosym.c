@@ -12,6 +12,8 @@ static const struct taskbox_provider desc = {
     FAKE_OPS,
     0,
     NULL,
+    NULL,
+    NULL,
 };
 
 TASKBOX_EXPORT const struct taskbox_provider *taskbox_provider_entry_v2(void);

@@ -12,6 +12,8 @@ static const struct taskbox_provider desc = {
     FAKE_OPS,
     TASKBOX_FEATURE_HOST_EXEC, /* past struct_size: reads as 0 */
     NULL,
+    NULL,
+    NULL,
 };
 
 TASKBOX_PROVIDER_DEFINE(desc)

@@ -11,6 +11,8 @@ static const struct taskbox_provider desc = {
     FAKE_OPS,
     0,
     NULL,
+    NULL,
+    NULL,
 };
 
 TASKBOX_PROVIDER_DEFINE(desc)

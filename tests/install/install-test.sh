@@ -140,7 +140,9 @@ sandbox=$(printf '%s\n' "$r" | sed -n 's/.*"sandbox_id":"\(box:[0-9a-f]*\)".*/\1
 home=$root/sandboxes/${sandbox#box:}
 [ -d "$home" ] || fail "create made no directory $home"
 home=$(cd "$home" && pwd -P)
-echo "ok: create_sandbox made $sandbox"
+record=$root/sandboxes/${sandbox#box:}.owner
+[ -f "$record" ] || fail "create wrote no owner record $record beside the sandbox"
+echo "ok: create_sandbox made $sandbox and its owner record"
 
 r=$(call 3 run_command "{\"sandbox_id\":\"$sandbox\",\"command\":\"echo hi\"}")
 expect "$r" '"isError":false' '"exit_code":0' '"stdout":"hi\n"'
@@ -161,6 +163,7 @@ echo "ok: run_command with a timeout is killed"
 r=$(call 8 kill_sandbox "{\"sandbox_id\":\"$sandbox\"}")
 expect "$r" '"isError":false' '"destroyed":true'
 [ ! -e "$home" ] || fail "kill_sandbox left $home"
+[ ! -e "$record" ] || fail "kill_sandbox left the owner record $record"
 r=$(call 9 run_command "{\"sandbox_id\":\"$sandbox\",\"command\":\"true\"}")
 expect "$r" '"isError":true'
 echo "ok: kill_sandbox removed the sandbox"

@@ -72,6 +72,8 @@ static struct taskbox_provider good(void)
 	     ok_read, ok_destroy, NULL, ok_renew},
 	    TASKBOX_FEATURE_HOST_EXEC,
 	    NULL,
+	    NULL,
+	    NULL,
 	};
 	return d;
 }
@@ -131,6 +133,12 @@ Test(abi_check, minimum_size_ends_after_destroy)
 	             "1.1 appended only the optional features");
 	cr_assert_eq(tb_provider_min_size(2), tb_provider_min_size(0),
 	             "1.2 appended only the optional read_files");
+	cr_assert_eq(tb_provider_min_size(3), tb_provider_min_size(0),
+	             "1.3 appended no field to the descriptor");
+	cr_assert_eq(tb_provider_min_size(4), tb_provider_min_size(0),
+	             "1.4 appended no field to the descriptor");
+	cr_assert_eq(tb_provider_min_size(5), tb_provider_min_size(0),
+	             "1.5 appended only the optional describe and list");
 	cr_assert_eq(tb_provider_min_size(TASKBOX_ABI_MINOR + 1), 0);
 }
 
@@ -183,6 +191,67 @@ Test(abi_check, a_1_1_plugin_has_no_read_files)
 	cr_assert_null(out.read_files,
 	               "read_files lies past a 1.1 struct_size");
 	cr_assert_eq(out.features, TASKBOX_FEATURE_HOST_EXEC);
+}
+
+static int ok_describe(void *conn, struct taskbox_sandbox_info *info,
+                       char *errbuf, size_t errlen)
+{
+	(void)conn, (void)info, (void)errbuf, (void)errlen;
+	return TASKBOX_OK;
+}
+
+static int ok_list(void *instance, const char *owner, taskbox_list_fn each,
+                   void *arg, char *errbuf, size_t errlen)
+{
+	(void)instance, (void)owner, (void)each, (void)arg, (void)errbuf,
+	    (void)errlen;
+	return TASKBOX_OK;
+}
+
+Test(abi_check, a_1_5_plugin_may_leave_describe_and_list_null)
+{
+	struct taskbox_provider d = good();
+
+	d.abi_minor = 5;
+	cr_assert_eq(tb_provider_check(&d, "mod", &out, err, sizeof err), 0,
+	             "%s", err);
+	cr_assert_null(out.describe);
+	cr_assert_null(out.list);
+	d.describe = ok_describe;
+	cr_assert_eq(tb_provider_check(&d, "mod", &out, err, sizeof err), 0,
+	             "describe without list: %s", err);
+	cr_assert(out.describe == ok_describe);
+	cr_assert_null(out.list);
+	d.describe = NULL;
+	d.list = ok_list;
+	cr_assert_eq(tb_provider_check(&d, "mod", &out, err, sizeof err), 0,
+	             "list without describe: %s", err);
+	cr_assert_null(out.describe);
+	cr_assert(out.list == ok_list);
+}
+
+Test(abi_check, a_1_4_plugin_has_no_describe_nor_list)
+{
+	struct taskbox_provider d = good();
+
+	d.read_files = ok_read_files;
+	d.describe = ok_describe; /* what lies past a 1.4 descriptor */
+	d.list = ok_list;
+	/* What a plugin built against the 1.4 header reports. */
+	d.abi_minor = 4;
+	d.struct_size = offsetof(struct taskbox_provider, describe);
+	cr_assert_eq(tb_provider_check(&d, "mod", &out, err, sizeof err), 0,
+	             "%s", err);
+	cr_assert_null(out.describe, "describe lies past a 1.4 struct_size");
+	cr_assert_null(out.list, "list lies past a 1.4 struct_size");
+	cr_assert(out.read_files == ok_read_files);
+	/* A 1.5 descriptor that ends after describe has no list. */
+	d.abi_minor = 5;
+	d.struct_size = offsetof(struct taskbox_provider, list);
+	cr_assert_eq(tb_provider_check(&d, "mod", &out, err, sizeof err), 0,
+	             "%s", err);
+	cr_assert(out.describe == ok_describe);
+	cr_assert_null(out.list, "list lies past struct_size");
 }
 
 Test(abi_check, rejects_a_short_struct)
