@@ -2,7 +2,7 @@
  * Kubernetes namespace, commands run through pods/exec over WebSocket. This
  * file holds the descriptor and the op table; settings are in settings.c,
  * the objects in pods.c, exec in exec.c and ws.c, files in files.c and
- * batch.c. */
+ * batch.c, describe and list in list.c. */
 #include "config.h"
 
 #include <stdio.h>
@@ -63,6 +63,8 @@ static int k8s_init(const struct taskbox_host *host, const char *settings_json,
 	 * list pods; kind sandbox lists its pods' namespace as well. */
 	if (rc == TASKBOX_OK)
 		rc = tb_k8s_reap_once(inst, errbuf, errlen);
+	if (rc == TASKBOX_OK && inst->kind == TB_K8S_SANDBOX)
+		rc = tb_k8s_list_probe(inst, errbuf, errlen);
 	if (rc == TASKBOX_OK && tb_k8s_reaper_start(inst) != 0)
 		rc = tb_k8s_fail(errbuf, errlen, TASKBOX_E_INTERNAL,
 		                 "cannot start the reaper thread");
@@ -88,6 +90,7 @@ static int k8s_create(void *instance, const struct taskbox_create_req *req,
 	const struct tb_k8s_template *t =
 	    &inst->templates[inst->default_template];
 	uint32_t life = inst->default_lifetime_s;
+	const char *owner = NULL;
 	size_t i;
 
 	if (req && HAS(req, struct taskbox_create_req, template_name) &&
@@ -113,8 +116,17 @@ static int k8s_create(void *instance, const struct taskbox_create_req *req,
 			    (unsigned)inst->max_lifetime_s);
 		life = req->lifetime_s;
 	}
+	if (req && HAS(req, struct taskbox_create_req, owner) && req->owner &&
+	    req->owner[0]) {
+		if (!tb_k8s_owner_valid(req->owner))
+			return tb_k8s_fail(
+			    errbuf, errlen, TASKBOX_E_INVALID,
+			    "create: owner must be 1..255 bytes "
+			    "of UTF-8 without control characters");
+		owner = req->owner;
+	}
 	id[0] = '\0';
-	return tb_k8s_create(inst, t, life, id, errbuf, errlen);
+	return tb_k8s_create(inst, t, life, owner, id, errbuf, errlen);
 }
 
 static int k8s_connect(void *instance, const char *sandbox_id, void **conn,
@@ -186,6 +198,18 @@ static int k8s_renew(void *conn, uint32_t lifetime_s, char *errbuf,
 	return tb_k8s_renew(c, lifetime_s, errbuf, errlen);
 }
 
+static int k8s_describe(void *conn, struct taskbox_sandbox_info *info,
+                        char *errbuf, size_t errlen)
+{
+	return tb_k8s_describe(conn, info, errbuf, errlen);
+}
+
+static int k8s_list(void *instance, const char *owner, taskbox_list_fn each,
+                    void *arg, char *errbuf, size_t errlen)
+{
+	return tb_k8s_list(instance, owner, each, arg, errbuf, errlen);
+}
+
 static const struct taskbox_provider k8s_provider = {
     .abi_major = TASKBOX_ABI_MAJOR,
     .abi_minor = TASKBOX_ABI_MINOR,
@@ -208,6 +232,8 @@ static const struct taskbox_provider k8s_provider = {
             .renew = k8s_renew,
         },
     .read_files = k8s_read_files,
+    .describe = k8s_describe,
+    .list = k8s_list,
 };
 
 TASKBOX_PROVIDER_DEFINE(k8s_provider)

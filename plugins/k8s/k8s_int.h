@@ -19,6 +19,13 @@
 #define TB_K8S_MANAGED_BY "app.kubernetes.io/managed-by"
 #define TB_K8S_EXPIRES_AT "taskbox.dev/expires-at"
 #define TB_K8S_POD_NAME_ANN "agents.x-k8s.io/pod-name"
+/* The owner a sandbox was made for, exactly (an annotation), and a hash of
+ * it as a label a label selector can match (label values are too narrow
+ * for an owner). The apiserver sets both; the pod cannot change them. */
+#define TB_K8S_OWNER_ANN "taskbox.dev/owner"
+#define TB_K8S_OWNER_LABEL "taskbox.dev/owner-hash"
+/* Objects per page of list's LIST requests (limit=, then continue=). */
+#define TB_K8S_LIST_LIMIT 250
 /* The first line the exec wrapper writes on stderr: its pid. */
 #define TB_K8S_PID_MARKER "taskbox-exec-pid "
 
@@ -106,7 +113,9 @@ struct tb_k8s_conn {
 	char uid[64];   /* the object's UID */
 	char pod[254];  /* the pod that runs the commands */
 	time_t created; /* creation, for the lifetime cap */
-	int from_cache; /* connect answered from the cache */
+	time_t expires; /* the expires-at annotation; 0 when unknown */
+	char owner[TASKBOX_OWNER_MAX]; /* the owner annotation, "" for none */
+	int from_cache;                /* connect answered from the cache */
 };
 
 /* ---- errors (errors.c) ---- */
@@ -176,10 +185,22 @@ void tb_k8s_pool_free(struct tb_k8s *inst);
 
 /* ---- objects (objects.c, pods.c) ---- */
 
-/* The Pod (or Sandbox) object for a new sandbox, as JSON. */
+/* The Pod (or Sandbox) object for a new sandbox, as JSON; owner NULL or ""
+ * for none, else recorded on the object (not on a Sandbox's pod). */
 json_t *tb_k8s_object_new(const struct tb_k8s *inst,
                           const struct tb_k8s_template *t, const char *name,
-                          const char *hexid, time_t expires_at);
+                          const char *hexid, time_t expires_at,
+                          const char *owner);
+
+/* 1 when owner is 1..255 bytes of UTF-8 without control characters. */
+int tb_k8s_owner_valid(const char *owner);
+/* The owner's label value: 64-bit FNV-1a as 16 hex digits (out >= 17). */
+void tb_k8s_owner_hash(const char *owner, char *out);
+/* What an object records of its sandbox: its owner annotation (""
+ * when none; -1 when it is not a valid owner), creation and expiry (0
+ * when unknown). */
+int tb_k8s_object_meta(json_t *obj, char *owner, size_t ownerlen,
+                       time_t *created, time_t *expires);
 /* "/api/v1/namespaces/NS/pods" or the sandboxes' collection, plus "/name"
  * when name is not NULL; into out. */
 void tb_k8s_object_path(const struct tb_k8s *inst, enum tb_k8s_kind kind,
@@ -200,7 +221,8 @@ int tb_k8s_split_id(const char *id, char *name, size_t namelen, char *uid,
                     size_t uidlen);
 
 int tb_k8s_create(struct tb_k8s *inst, const struct tb_k8s_template *t,
-                  uint32_t lifetime_s, char *id, char *errbuf, size_t errlen);
+                  uint32_t lifetime_s, const char *owner, char *id,
+                  char *errbuf, size_t errlen);
 int tb_k8s_connect_conn(struct tb_k8s *inst, const char *id,
                         struct tb_k8s_conn *c, char *errbuf, size_t errlen);
 int tb_k8s_destroy(struct tb_k8s *inst, const char *id, char *errbuf,
@@ -212,6 +234,19 @@ int tb_k8s_renew(struct tb_k8s_conn *c, uint32_t lifetime_s, char *errbuf,
  * a message when it does not. */
 int tb_k8s_check_gone(struct tb_k8s_conn *c, int rc, char *errbuf,
                       size_t errlen);
+
+/* ---- ownership (list.c) ---- */
+
+/* describe: what connect learnt of c's sandbox; no request. */
+int tb_k8s_describe(struct tb_k8s_conn *c, struct taskbox_sandbox_info *info,
+                    char *errbuf, size_t errlen);
+/* list: every live sandbox of the instance's kind (of owner, when not
+ * NULL), page by page. Thread-safe. */
+int tb_k8s_list(struct tb_k8s *inst, const char *owner, taskbox_list_fn each,
+                void *arg, char *errbuf, size_t errlen);
+/* At init with kind sandbox: one LIST of a single Sandbox, so that a
+ * cluster without agent-sandbox or a Role without list shows at once. */
+int tb_k8s_list_probe(struct tb_k8s *inst, char *errbuf, size_t errlen);
 
 /* ---- the connect cache (cache.c) ---- */
 

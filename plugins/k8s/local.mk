@@ -6,7 +6,7 @@ plugins_k8s_k8s_la_SOURCES = plugins/k8s/k8s.c plugins/k8s/settings.c \
 	plugins/k8s/objects.c plugins/k8s/pods.c plugins/k8s/cache.c \
 	plugins/k8s/reaper.c plugins/k8s/channels.c plugins/k8s/ws.c \
 	plugins/k8s/wsaccept.c plugins/k8s/exec.c plugins/k8s/files.c \
-	plugins/k8s/argfiles.c plugins/k8s/batch.c \
+	plugins/k8s/argfiles.c plugins/k8s/batch.c plugins/k8s/list.c \
 	plugins/k8s/k8s_int.h plugins/common/settings.c \
 	plugins/common/settings.h plugins/common/http_status.c \
 	plugins/common/http_status.h plugins/common/error_message.c \

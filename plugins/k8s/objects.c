@@ -83,6 +83,8 @@ void tb_k8s_object_path(const struct tb_k8s *inst, enum tb_k8s_kind kind,
 		         inst->namespace, name ? "/" : "", name ? name : "");
 }
 
+static const char *jstr(json_t *o, const char *k);
+
 static json_t *labels_for(const struct tb_k8s_template *t, const char *hexid)
 {
 	json_t *l = json_object();
@@ -129,17 +131,86 @@ static json_t *pod_spec(const struct tb_k8s *inst,
 	return spec;
 }
 
+int tb_k8s_owner_valid(const char *owner)
+{
+	size_t n = strlen(owner), i;
+	const unsigned char *u = (const unsigned char *)owner;
+	json_t *s;
+
+	if (n == 0 || n >= TASKBOX_OWNER_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (u[i] < 0x20 || u[i] == 0x7f ||
+		    (u[i] == 0xc2 && i + 1 < n && u[i + 1] >= 0x80 &&
+		     u[i + 1] <= 0x9f)) /* C0, DEL and C1 controls */
+			return 0;
+	s = json_stringn(owner, n); /* NULL when not valid UTF-8 */
+	json_decref(s);
+	return s != NULL;
+}
+
+/* FNV-1a is no security hash: the label only narrows a LIST on the
+ * apiserver, and every object it returns is checked against the owner
+ * annotation exactly. */
+void tb_k8s_owner_hash(const char *owner, char *out)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	const unsigned char *u;
+
+	for (u = (const unsigned char *)owner; *u; u++) {
+		h ^= *u;
+		h *= UINT64_C(0x100000001b3);
+	}
+	snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+int tb_k8s_object_meta(json_t *obj, char *owner, size_t ownerlen,
+                       time_t *created, time_t *expires)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+	json_t *ann = json_object_get(meta, "annotations");
+	const char *o = jstr(ann, TB_K8S_OWNER_ANN);
+	const char *exp = jstr(ann, TB_K8S_EXPIRES_AT);
+	time_t t;
+
+	if (!exp) /* a Sandbox made without the annotation */
+		exp = jstr(json_object_get(obj, "spec"), "shutdownTime");
+	t = tb_k8s_parse_rfc3339(jstr(meta, "creationTimestamp"));
+	*created = t > 0 ? t : 0;
+	t = tb_k8s_parse_rfc3339(exp);
+	*expires = t > 0 ? t : 0;
+	owner[0] = '\0';
+	if (!o || !*o)
+		return 0;
+	if (!tb_k8s_owner_valid(o) || strlen(o) >= ownerlen)
+		return -1;
+	memcpy(owner, o, strlen(o) + 1);
+	return 0;
+}
+
 json_t *tb_k8s_object_new(const struct tb_k8s *inst,
                           const struct tb_k8s_template *t, const char *name,
-                          const char *hexid, time_t expires_at)
+                          const char *hexid, time_t expires_at,
+                          const char *owner)
 {
-	char when[40];
+	char when[40], hash[17];
 	json_t *meta, *spec = pod_spec(inst, t);
 
 	tb_k8s_rfc3339(expires_at, when, sizeof when);
 	meta = json_pack("{ss so s{ss}}", "name", name, "labels",
 	                 labels_for(t, hexid), "annotations", TB_K8S_EXPIRES_AT,
 	                 when);
+	if (meta && owner && *owner) {
+		tb_k8s_owner_hash(owner, hash);
+		if (json_object_set_new(json_object_get(meta, "labels"),
+		                        TB_K8S_OWNER_LABEL,
+		                        json_string(hash)) ||
+		    json_object_set_new(json_object_get(meta, "annotations"),
+		                        TB_K8S_OWNER_ANN, json_string(owner))) {
+			json_decref(meta);
+			meta = NULL;
+		}
+	}
 	if (!spec || !meta) {
 		json_decref(spec);
 		json_decref(meta);

@@ -200,7 +200,8 @@ static int make_home(struct tb_k8s *inst, const char *name, const char *uid,
 }
 
 int tb_k8s_create(struct tb_k8s *inst, const struct tb_k8s_template *t,
-                  uint32_t lifetime_s, char *id, char *errbuf, size_t errlen)
+                  uint32_t lifetime_s, const char *owner, char *id,
+                  char *errbuf, size_t errlen)
 {
 	unsigned char rnd[8];
 	char hex[17], name[64], path[512], uid[64], pod[254], ignored[64];
@@ -217,7 +218,7 @@ int tb_k8s_create(struct tb_k8s *inst, const struct tb_k8s_template *t,
 		sprintf(hex + 2 * i, "%02x", rnd[i]);
 	snprintf(name, sizeof name, "tb-%s", hex);
 	obj = tb_k8s_object_new(inst, t, name, hex,
-	                        time(NULL) + (time_t)lifetime_s);
+	                        time(NULL) + (time_t)lifetime_s, owner);
 	body = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
 	json_decref(obj);
 	if (!body)
@@ -299,7 +300,13 @@ static int judge(struct tb_k8s_conn *c, json_t *obj, char *errbuf,
 		sandbox_pod_name(obj, c->pod, sizeof c->pod);
 	else
 		snprintf(c->pod, sizeof c->pod, "%s", c->name);
-	c->created = tb_k8s_parse_rfc3339(meta_str(obj, "creationTimestamp"));
+	if (tb_k8s_object_meta(obj, c->owner, sizeof c->owner, &c->created,
+	                       &c->expires) != 0)
+		return tb_k8s_fail(
+		    errbuf, errlen, TASKBOX_E_PROTOCOL,
+		    "sandbox %s: its annotation " TB_K8S_OWNER_ANN
+		    " is not a valid owner",
+		    c->id);
 	return TASKBOX_OK;
 }
 
@@ -428,6 +435,8 @@ static int renewed_alive(struct tb_k8s_conn *c, const struct tb_k8s_resp *resp,
 	json_decref(obj);
 	if (rc == TASKBOX_E_GONE)
 		tb_k8s_cache_drop(c->inst->cache, c->id);
+	else if (rc == TASKBOX_OK) /* the new expiry, for describe */
+		tb_k8s_cache_put(c->inst->cache, c);
 	return rc == TASKBOX_E_GONE ? rc : TASKBOX_OK;
 }
 

@@ -4,6 +4,7 @@
     python3 tests/k8s/fake_apiserver.py --state DIR --ready-file FILE [--tls]
         [--token TOKEN] [--lifetime SECONDS] [--rootfs DIR] [--port N]
         [--exec-protocols LIST] [--sandbox-pod-names sandbox|generated]
+        [--list-page-cap N]
     python3 tests/k8s/fake_apiserver.py --state DIR --cleanup
 
 Serves on 127.0.0.1 only: discovery, Pods, agents.x-k8s.io/v1beta1
@@ -32,6 +33,14 @@ does since v0.3.10. --sandbox-pod-names generated names each Sandbox's
 first pod NAME-xxxxx instead of NAME, as a pod adopted from an agent-sandbox
 v0.1/v0.2 warm pool is named; a pod made after a suspension or a lost pod
 is named like the Sandbox again, as agent-sandbox does.
+
+LIST takes labelSelector (=, ==, !=, in, notin, exists, !exists,
+comma-joined), fieldSelector (=, !=) and limit with continue: a page of at
+most limit objects (at most N with --list-page-cap N, as an apiserver may
+serve fewer than asked) with metadata.continue and remainingItemCount while
+more remain. An object with metadata.finalizers is not removed by DELETE:
+it gets deletionTimestamp and stays (a pod's processes too) until an update
+empties its finalizers.
 
 When listening it writes FILE (atomically) with JSON:
   {"url", "ca", "client_cert", "client_key", "token", "kubeconfig", "pid",
@@ -920,6 +929,34 @@ def field_matcher(sel):
     return lambda obj: all(t(obj) for t in tests)
 
 
+def page(items, q):
+    """One page of a LIST: limit=N (capped by --list-page-cap) and the
+    continue token of the page before, as an apiserver pages from etcd: the
+    token is opaque to clients and names the last key served. Returns the
+    page and its list metadata (continue, remainingItemCount) when more
+    remain."""
+    cont = qstr(q, "continue")
+    if cont:
+        try:
+            tok = json.loads(base64.urlsafe_b64decode(cont.encode()).decode())
+            after = (tok["ns"], tok["name"])
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            raise ApiError(400, "BadRequest", "continue key is not valid: illegal base64 data")
+        items = [o for o in items if (o["metadata"]["namespace"], o["metadata"]["name"]) > after]
+    try:
+        limit = int(qstr(q, "limit", "0") or 0)
+    except ValueError:
+        raise ApiError(400, "BadRequest", "limit must be an integer")
+    if CFG.list_page_cap and limit > CFG.list_page_cap:
+        limit = CFG.list_page_cap
+    if limit <= 0 or len(items) <= limit:
+        return items, {}
+    last = items[limit - 1]["metadata"]
+    tok = base64.urlsafe_b64encode(json.dumps({"ns": last["namespace"], "name": last["name"],
+                                               "rv": STORE.rv}).encode()).decode()
+    return items[:limit], {"continue": tok, "remainingItemCount": len(items) - limit}
+
+
 def merge_patch(target, patch):
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
@@ -1614,13 +1651,17 @@ class Handler(BaseHTTPRequestHandler):
             if qbool(q, "watch"):
                 return self.watch(res, ns, q, lambda o: lm(o) and fm(o))
             items = [o for o in STORE.list(res, ns) if lm(o) and fm(o)]
+            items, more = page(items, q)
             if self.wants_table():
-                return self.send_json(200, table(res, items, qstr(q, "includeObject", "Metadata")))
+                t = table(res, items, qstr(q, "includeObject", "Metadata"))
+                t["metadata"].update(more)
+                return self.send_json(200, t)
             for o in items:
                 o.pop("kind", None)
                 o.pop("apiVersion", None)
             return self.send_json(200, {"kind": res.kind + "List", "apiVersion": res.api_version,
-                                        "metadata": {"resourceVersion": str(STORE.rv)}, "items": items})
+                                        "metadata": dict({"resourceVersion": str(STORE.rv)}, **more),
+                                        "items": items})
         if self.command == "POST" and ns is not None:
             obj = self.json_body()
             if not isinstance(obj, dict):
@@ -1680,6 +1721,15 @@ class Handler(BaseHTTPRequestHandler):
             if grace is None and isinstance(body, dict) and body.get("gracePeriodSeconds") is not None:
                 grace = body["gracePeriodSeconds"]
             with STORE.cond:
+                cur = STORE.objs[res].get((ns, name))
+                if cur is not None and cur["metadata"].get("finalizers"):
+                    # kept, marked, until its finalizers are removed
+                    cur = copy.deepcopy(cur)
+                    md = cur["metadata"]
+                    if not md.get("deletionTimestamp"):
+                        md["deletionTimestamp"] = now_ts()
+                        md["deletionGracePeriodSeconds"] = int(grace or 0)
+                    return self.send_json(200, STORE.put(res, cur, "MODIFIED"))
                 if res is PODS:
                     out = delete_pod_locked(ns, name, None if grace is None else int(grace))
                 else:
@@ -1761,6 +1811,19 @@ class Handler(BaseHTTPRequestHandler):
                 except ValueError:
                     raise SANDBOXES.invalid(name, "spec.shutdownTime", "must be an RFC 3339 date-time", st)
         md["resourceVersion"] = cur["metadata"]["resourceVersion"]
+        for k in ("deletionTimestamp", "deletionGracePeriodSeconds"):
+            md.pop(k, None)
+            if k in cur["metadata"]:
+                md[k] = cur["metadata"][k]
+        if md.get("deletionTimestamp") and not md.get("finalizers"):
+            # the last finalizer went: the deletion completes
+            ns = md["namespace"]
+            if res is PODS:
+                return delete_pod_locked(ns, name, 0)
+            gone = STORE.remove(SANDBOXES, ns, name)
+            for pod in sb_owned_pods(gone):
+                delete_pod_locked(ns, pod["metadata"]["name"], 0)
+            return gone
         out = STORE.put(res, new, "MODIFIED")
         if res is SANDBOXES:
             reconcile_sandbox_locked((md["namespace"], md["name"]))
@@ -2055,6 +2118,8 @@ def main():
                     help="the channel.k8s.io subprotocols pods/exec serves, comma-separated")
     ap.add_argument("--sandbox-pod-names", choices=("sandbox", "generated"), default="sandbox",
                     help="how the Sandbox controller names the pod it makes")
+    ap.add_argument("--list-page-cap", type=int, default=0,
+                    help="serve at most this many objects per LIST page whatever limit asks (0: limit)")
     ap.add_argument("--cleanup", action="store_true",
                     help="kill every process of the state dir's pods, remove the state dir, exit")
     CFG = ap.parse_args()

@@ -26,15 +26,16 @@ export async function k8sHarness(fakeOpts = {}) {
     drivers.forEach((d, i) => assert.equal(codes[i], 0, d.stderr));
   });
 
-  // A driver not yet initialised (env: its environment's additions).
-  function newDriver(env = {}) {
-    const d = new K8sDriver(env);
+  // A driver not yet initialised (env: its environment's additions;
+  // binary: another driver of the build than tests/e2b/e2b-driver).
+  function newDriver(env = {}, binary = undefined) {
+    const d = new K8sDriver(env, binary);
     drivers.push(d);
     return d;
   }
 
-  async function driver(settings = {}) {
-    const d = newDriver();
+  async function driver(settings = {}, binary = undefined) {
+    const d = newDriver({}, binary);
     const init = await d.op({
       op: "init",
       settings: { kubeconfig: fake.kubeconfig, connection_reuse: 0, ...settings },

@@ -158,6 +158,21 @@ spec:
     env: [{name: GREETING, value: hello-from-spec}]
 EOF
 }
+owner_yaml() { # NAME OWNER HASH
+	cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  labels: {app: judge-owner, taskbox.dev/owner-hash: "$3"}
+  annotations: {taskbox.dev/owner: "$2"}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: busybox:1.36
+EOF
+}
 sandbox_yaml() { # NAME SHUTDOWN POLICY
 	cat <<EOF
 apiVersion: agents.x-k8s.io/v1beta1
@@ -193,6 +208,22 @@ for K in "${ws[@]}"; do
 	check "list as a Table" "$K get pods" '[ $rc -eq 0 ] && printf "%s\n" "$out" | grep -Eq "^$p +1/1 +Running +0 "'
 	check "get jsonpath" "$K get pod $p -o jsonpath='{.status.phase}'" '[ "$out" = Running ]'
 	check "list with a label selector" "$K get pods -l ver=$p -o name" '[ "$out" = "pod/$p" ]'
+	# Owners as taskbox records them: the exact owner in an annotation, a
+	# hash of it in a label; the selector (equality, comma-joined) must pick
+	# the one pod, chunked listing (limit, continue) must see every pod.
+	owner_yaml "o$v" "alice@example.com" 67023fc4a7ff2a46 >"$tmp/o$v.yaml"
+	owner_yaml "m$v" "mallory" 0123456789abcdef >"$tmp/m$v.yaml"
+	check "create pods with owner annotations and labels" \
+		"$K create -f $tmp/o$v.yaml --validate=false && $K create -f $tmp/m$v.yaml --validate=false" '[ $rc -eq 0 ]'
+	check "label selector on the owner hash" "$K get pods -l taskbox.dev/owner-hash=67023fc4a7ff2a46 -o name" \
+		'[ "$out" = "pod/o$v" ]'
+	check "comma-joined label selector" \
+		"$K get pods -l app=judge-owner,taskbox.dev/owner-hash=0123456789abcdef -o name" '[ "$out" = "pod/m$v" ]'
+	check "the owner annotation round-trips" \
+		"$K get pod o$v -o jsonpath='{.metadata.annotations.taskbox\.dev/owner}'" '[ "$out" = alice@example.com ]'
+	check "chunked list (limit, continue) sees every pod" \
+		"[ \$($K get pods --chunk-size=1 -o name | sort | tee $tmp/chunked | wc -l) -ge 3 ] && $K get pods --chunk-size=0 -o name | sort | cmp - $tmp/chunked && api GET /fake/log | grep -o 'continue=' | wc -l" \
+		'[ $rc -eq 0 ] && [ "$out" -ge 2 ]'
 	check "404" "$K get pod nope" '[ $rc -ne 0 ] && has "$err" "(NotFound): pods \"nope\" not found"'
 	check "exec, token" "$K exec $p -- echo hi" '[ $rc -eq 0 ] && [ "$out" = hi ]'
 	check "exec, client certificate" "$K --context=cert exec $p -- echo hi" '[ $rc -eq 0 ] && [ "$out" = hi ]'

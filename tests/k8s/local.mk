@@ -15,3 +15,14 @@ EXTRA_DIST += tests/k8s/v4.test.mjs tests/k8s/pod-name.test.mjs tests/k8s/harnes
 if INTEGRATION_TESTS
 TESTS += tests/k8s/v4.test.mjs tests/k8s/pod-name.test.mjs
 endif
+
+# Ownership (ABI 1.5): describe and list through a small host of those ops,
+# on kind pod and kind sandbox, with the fake paging one object at a time.
+check_PROGRAMS += tests/k8s/owner-driver
+tests_k8s_owner_driver_SOURCES = tests/k8s/owner-driver.c
+tests_k8s_owner_driver_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_k8s_owner_driver_LDADD = $(JANSSON_LIBS)
+EXTRA_DIST += tests/k8s/owner.test.mjs
+if INTEGRATION_TESTS
+TESTS += tests/k8s/owner.test.mjs
+endif

@@ -1,7 +1,9 @@
 // Runs the built k8s plugin through the generic plugin test driver
 // (tests/e2b/e2b-driver loads the plugin it is given and runs one JSON op
 // per line), so that node tests can drive it op by op against the fake
-// apiserver. The driver runs behind $TASKBOX_TEST_WRAPPER when that is set.
+// apiserver. The driver runs behind $TASKBOX_TEST_WRAPPER when that is set;
+// another driver of the build (tests/k8s/owner-driver, for describe and
+// list) may be named instead.
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { join } from "node:path";
@@ -9,11 +11,11 @@ import { join } from "node:path";
 export { RC, b64, unb64 } from "../e2b/plugin-driver.mjs";
 
 export class K8sDriver {
-  constructor(env = {}) {
+  constructor(env = {}, driver = "tests/e2b/e2b-driver") {
     const build = process.env.TASKBOX_BUILDDIR;
     if (!build) throw new Error("TASKBOX_BUILDDIR is not set: run through `make check`");
     const wrapper = (process.env.TASKBOX_TEST_WRAPPER || "").split(/\s+/).filter(Boolean);
-    const argv = [...wrapper, join(build, "tests/e2b/e2b-driver"), join(build, "plugins/k8s/.libs/k8s.so")];
+    const argv = [...wrapper, join(build, driver), join(build, "plugins/k8s/.libs/k8s.so")];
     this.child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } });
     this.stderr = "";
     this.child.stderr.on("data", (d) => (this.stderr += d));

@@ -403,7 +403,7 @@ Test(objects, pod_and_sandbox_bodies)
 	t.name = "default";
 	t.image = "busybox";
 	t.runtime_class = "gvisor";
-	o = tb_k8s_object_new(&inst, &t, "tb-1", "1", 1700000000);
+	o = tb_k8s_object_new(&inst, &t, "tb-1", "1", 1700000000, NULL);
 	cr_assert_not_null(o);
 	cr_assert_str_eq(json_string_value(json_object_get(o, "kind")), "Pod");
 	cr_assert_eq(json_integer_value(json_object_get(
@@ -418,7 +418,7 @@ Test(objects, pod_and_sandbox_bodies)
 	    "2023-11-14T22:13:20Z");
 	json_decref(o);
 	inst.kind = TB_K8S_SANDBOX;
-	o = tb_k8s_object_new(&inst, &t, "tb-1", "1", 1700000000);
+	o = tb_k8s_object_new(&inst, &t, "tb-1", "1", 1700000000, NULL);
 	cr_assert_str_eq(json_string_value(json_object_get(o, "kind")),
 	                 "Sandbox");
 	cr_assert_str_eq(json_string_value(json_object_get(
@@ -445,4 +445,75 @@ Test(errors, status_message_and_codes)
 	cr_assert_eq(tb_k8s_http_code(403), TASKBOX_E_PERMISSION);
 	cr_assert_eq(tb_k8s_http_code(429), TASKBOX_E_RATE_LIMITED);
 	cr_assert_eq(tb_k8s_http_code(503), TASKBOX_E_UNAVAILABLE);
+}
+
+Test(objects, owner_label_annotation_and_rules)
+{
+	struct tb_k8s inst;
+	struct tb_k8s_template t;
+	char hash[17], owner[TASKBOX_OWNER_MAX], big[300];
+	time_t created, expires;
+	json_t *o, *meta;
+
+	tb_k8s_owner_hash("a", hash);
+	cr_assert_str_eq(hash, "af63dc4c8601ec8c"); /* FNV-1a 64's vector */
+	tb_k8s_owner_hash("alice@example.com", hash);
+	cr_assert_str_eq(hash, "67023fc4a7ff2a46");
+	cr_assert(tb_k8s_owner_valid("bob smith"));
+	cr_assert(tb_k8s_owner_valid("\xc3\xa9ric/x:y@z"));
+	cr_assert_not(tb_k8s_owner_valid(""));
+	cr_assert_not(tb_k8s_owner_valid("a\nb"));
+	cr_assert_not(tb_k8s_owner_valid("a\x7f"));
+	cr_assert_not(tb_k8s_owner_valid("a\xc2\x85")); /* C1 NEL */
+	cr_assert_not(tb_k8s_owner_valid("\xff\xfe"));  /* not UTF-8 */
+	memset(big, 'x', 255);
+	big[255] = '\0';
+	cr_assert(tb_k8s_owner_valid(big));
+	big[255] = 'x';
+	big[256] = '\0';
+	cr_assert_not(tb_k8s_owner_valid(big));
+
+	memset(&inst, 0, sizeof inst);
+	memset(&t, 0, sizeof t);
+	inst.namespace = "ns1";
+	inst.max_lifetime_s = 7200;
+	inst.kind = TB_K8S_SANDBOX;
+	t.name = "default";
+	t.image = "busybox";
+	o = tb_k8s_object_new(&inst, &t, "tb-1", "1", 1700000000,
+	                      "alice@example.com");
+	meta = json_object_get(o, "metadata");
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(meta, "labels"),
+	                                      TB_K8S_OWNER_LABEL)),
+	    "67023fc4a7ff2a46");
+	/* Only on the Sandbox, not on its pod. */
+	cr_assert_null(json_object_get(
+	    json_object_get(
+	        json_object_get(
+	            json_object_get(json_object_get(o, "spec"), "podTemplate"),
+	            "metadata"),
+	        "labels"),
+	    TB_K8S_OWNER_LABEL));
+	json_object_set_new(meta, "creationTimestamp",
+	                    json_string("2023-11-14T22:00:00Z"));
+	cr_assert_eq(
+	    tb_k8s_object_meta(o, owner, sizeof owner, &created, &expires), 0);
+	cr_assert_str_eq(owner, "alice@example.com");
+	cr_assert_eq(created, 1700000000 - 800);
+	cr_assert_eq(expires, 1700000000);
+	json_object_set_new(json_object_get(meta, "annotations"),
+	                    TB_K8S_OWNER_ANN, json_string("a\tb"));
+	cr_assert_eq(
+	    tb_k8s_object_meta(o, owner, sizeof owner, &created, &expires), -1);
+	json_decref(o);
+	o = tb_k8s_object_new(&inst, &t, "tb-1", "1", 1700000000, "");
+	meta = json_object_get(o, "metadata");
+	cr_assert_null(json_object_get(json_object_get(meta, "labels"),
+	                               TB_K8S_OWNER_LABEL));
+	cr_assert_eq(
+	    tb_k8s_object_meta(o, owner, sizeof owner, &created, &expires), 0);
+	cr_assert_str_eq(owner, "");
+	cr_assert_eq(created, 0);
+	json_decref(o);
 }
