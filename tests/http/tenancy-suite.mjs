@@ -26,13 +26,17 @@ import { freePort, serveHttp } from "../lib/serve-http.mjs";
 const LEGACY = "2025-11-25";
 const token = () => randomBytes(24).toString("base64url");
 
-// A sandbox id of the same shape as real's that no provider made: the
-// native part's last characters changed within their class.
+// A sandbox id of the same shape as real's that no provider made: the last
+// characters of the native id's name (before a ".", which on k8s starts the
+// object's uid) changed within their class.
 export function ghostOf(real) {
-  const [inst, native] = [real.slice(0, real.indexOf(":")), real.slice(real.indexOf(":") + 1)];
+  const colon = real.indexOf(":");
+  const [inst, native] = [real.slice(0, colon), real.slice(colon + 1)];
+  const dot = native.indexOf(".") < 0 ? native.length : native.indexOf(".");
+  const [name, rest] = [native.slice(0, dot), native.slice(dot)];
   const swap = (c) => (/[0-9]/.test(c) ? String((Number(c) + 5) % 10) : /[a-f]/.test(c) ? "0" : /[a-z]/.test(c) ? (c === "q" ? "z" : "q") : c);
-  const tail = native.slice(-6).split("").map(swap).join("");
-  return `${inst}:${native.slice(0, -6)}${tail}`;
+  const tail = name.slice(-6).split("").map(swap).join("");
+  return `${inst}:${name.slice(0, -6)}${tail}${rest}`;
 }
 
 export function tenancySuite(provider) {
