@@ -232,7 +232,7 @@ Test(local_exec, background_holder_does_not_block)
 static void *run_in_own_sandbox(void *arg)
 {
 	char sid[TASKBOX_SANDBOX_ID_MAX], err[TASKBOX_ERRBUF_SIZE];
-	struct taskbox_create_req creq = {sizeof creq, NULL, 0};
+	struct taskbox_create_req creq = {sizeof creq, NULL, 0, NULL};
 	const char *argv[] = {"sh", "-c", "echo $TASKBOX_SANDBOX_ID", NULL};
 	struct taskbox_exec_req req = {
 	    .struct_size = sizeof req, .argv = argv, .timeout_ms = 20000};

@@ -105,7 +105,7 @@ Test(local_sandbox, create_connect_destroy)
 Test(local_sandbox, templates)
 {
 	void *inst = tl_init_ok();
-	struct taskbox_create_req req = {sizeof req, "base", 0};
+	struct taskbox_create_req req = {sizeof req, "base", 0, NULL};
 	char id[TASKBOX_SANDBOX_ID_MAX];
 
 	cr_assert_eq(tl_p->ops.create(inst, &req, id, tl_err, sizeof tl_err),
