@@ -45,10 +45,11 @@ EXTRA_DIST += tests/mcp/raw.mjs tests/mcp/sdk.test.mjs \
 	tests/conformance/run-2026.sh tests/conformance/expected-failures-2026.yml \
 	tests/conformance/serve.sh \
 	tests/conformance/baseline-2026.mjs \
-	tests/fuzz/run.sh tests/fuzz/fuzz_jsonrpc.c tests/fuzz/corpus
+	tests/fuzz/run.sh tests/fuzz/fuzz_jsonrpc.c tests/fuzz/corpus \
+	tests/mcp/list-sandboxes.test.mjs
 if INTEGRATION_TESTS
 TESTS += tests/mcp/sdk.test.mjs tests/mcp/modern-stdio.test.mjs tests/mcp/ext-tasks.test.mjs \
 	tests/mcp/robustness.test.mjs \
 	tests/mcp/stdout-guard.test.mjs tests/mcp/parked-waits.test.mjs tests/conformance/run.sh \
-	tests/conformance/run-2026.sh tests/fuzz/run.sh
+	tests/conformance/run-2026.sh tests/fuzz/run.sh tests/mcp/list-sandboxes.test.mjs
 endif
