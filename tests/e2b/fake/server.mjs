@@ -59,6 +59,7 @@ const fake = {
   sandboxes: new Sandboxes(),
   rateLimit: { count: 0, retryAfter: 1 },
   faults: { delayMs: 0, echoKey: false },
+  listPageMax: 0,
   unknownTemplates: new Set(["no-such-template"]),
   requests: [],
   log(plane, req) {
