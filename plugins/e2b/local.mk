@@ -52,9 +52,11 @@ EXTRA_DIST += tests/e2b/fake/server.mjs tests/e2b/fake/spawn.mjs \
 	tests/e2b/plugin-driver.mjs
 
 if INTEGRATION_TESTS
-TESTS += tests/e2b/sdk-fidelity.test.mjs tests/e2b/plugin.test.mjs
+TESTS += tests/e2b/sdk-fidelity.test.mjs tests/e2b/plugin.test.mjs \
+	tests/e2b/owner.test.mjs
 endif
-EXTRA_DIST += tests/e2b/sdk-fidelity.test.mjs tests/e2b/plugin.test.mjs
+EXTRA_DIST += tests/e2b/sdk-fidelity.test.mjs tests/e2b/plugin.test.mjs \
+	tests/e2b/owner.test.mjs
 
 # The provider contract suite on this provider, against the fake.
 EXTRA_DIST += tests/contract/providers/e2b.mjs tests/contract/e2b.test.mjs

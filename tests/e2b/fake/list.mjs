@@ -57,6 +57,9 @@ export function listSandboxes(fake, method, url) {
   } catch (e) {
     return { status: 400, body: { code: 400, message: `Error parsing metadata: ${e.message}` } };
   }
+  // A fault switch: a service that ignores the query (the client must
+  // filter on its side too).
+  if (fake.faults.ignoreMetadataQuery) filters = null;
   const all = [...fake.sandboxes.byId.values()].filter((s) => matches(s, filters)).sort(newestFirst);
   if (url.pathname === "/sandboxes")
     return { status: 200, headers: {}, body: all.filter((s) => s.state === "running").map(listedSandboxJson) };
