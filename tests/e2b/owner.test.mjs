@@ -122,12 +122,12 @@ test("describe costs at most one request, then none within connection_reuse; ren
   assert.equal(renew.rc, RC.OK, renew.err);
   const after = await d.op({ op: "describe" });
   await d.op({ op: "close" });
-  assert.ok(Math.abs(after.info.expires_s - (t0 + 900)) <= 2, "renew moves expires_s");
+  assert.ok(Math.abs(after.info.expires_s - (t0 + 900)) <= 5, "renew moves expires_s");
   assert.equal(after.info.owner, "alice@example.com");
   const cached = await describe(d, id);
   assert.equal(cached.expires_s, after.info.expires_s, "and the next connection sees it");
   const endAt = Math.floor(Date.parse((await fake.info(id)).endAt) / 1000);
-  assert.ok(Math.abs(endAt - after.info.expires_s) <= 1, `the API agrees (${endAt})`);
+  assert.ok(Math.abs(endAt - after.info.expires_s) <= 3, `the API agrees (${endAt})`);
 
   const fresh = await driver({ connection_reuse: 0, default_lifetime: 60 });
   await fake.clearRequests();
