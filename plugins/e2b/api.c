@@ -1,10 +1,11 @@
 /* The control plane: the E2B REST API, authenticated with X-API-Key.
  *   create   POST   /v2/sandboxes               {templateID, timeout,
- *                                               envVars}
+ *                                               envVars, metadata}
  *   connect  POST   /v2/sandboxes/{id}/connect  {timeout}: 200 running,
  *                                               201 resumed from pause
  *   destroy  DELETE /sandboxes/{id}
  *   renew    POST   /sandboxes/{id}/timeout     {timeout}
+ *   info     GET    /sandboxes/{id}             metadata, startedAt, endAt
  * Sandbox responses carry the envd version and access token a connection
  * needs; a fresh process gets them again from connect. */
 #include "config.h"
@@ -31,7 +32,7 @@ static int need_key(struct tb_e2b *inst, const char *what, char *errbuf,
 }
 
 /* Runs one API call with a JSON body (or none) and a retry on 429. */
-static int api_call(struct tb_e2b *inst, const char *method, const char *path,
+int tb_e2b_api_call(struct tb_e2b *inst, const char *method, const char *path,
                     json_t *body, const char *what, struct tb_http_resp *resp,
                     char *errbuf, size_t errlen)
 {
@@ -74,16 +75,25 @@ out:
 }
 
 int tb_e2b_api_create(struct tb_e2b *inst, const char *template_name,
-                      uint32_t lifetime_s, char *id, char *errbuf,
-                      size_t errlen)
+                      uint32_t lifetime_s, const char *owner, char *id,
+                      char *errbuf, size_t errlen)
 {
 	struct tb_http_resp resp = {0};
-	json_t *body, *root = NULL;
+	json_t *body, *meta, *root = NULL;
 	const char *sid, *ver;
 	int rc;
 
-	body = json_pack("{s:s, s:I}", "templateID", template_name, "timeout",
-	                 (json_int_t)lifetime_s);
+	meta = json_pack("{s:s}", TB_E2B_META_TAG, TB_E2B_META_TAG_VALUE);
+	if (meta && owner && *owner &&
+	    json_object_set_new(meta, TB_E2B_META_OWNER, json_string(owner)) !=
+	        0) {
+		json_decref(meta);
+		meta = NULL;
+	}
+	body = meta ? json_pack("{s:s, s:I, s:o}", "templateID", template_name,
+	                        "timeout", (json_int_t)lifetime_s, "metadata",
+	                        meta)
+	            : NULL;
 	if (body && inst->env_json &&
 	    json_object_set_new(body, "envVars",
 	                        json_loads(inst->env_json, 0, NULL)) != 0) {
@@ -93,8 +103,8 @@ int tb_e2b_api_create(struct tb_e2b *inst, const char *template_name,
 	if (!body)
 		return tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_NOMEM,
 		                   "create: out of memory");
-	rc = api_call(inst, "POST", "/v2/sandboxes", body, "create", &resp,
-	              errbuf, errlen);
+	rc = tb_e2b_api_call(inst, "POST", "/v2/sandboxes", body, "create",
+	                     &resp, errbuf, errlen);
 	json_decref(body);
 	if (rc != TASKBOX_OK)
 		goto out;
@@ -193,8 +203,8 @@ int tb_e2b_api_connect(struct tb_e2b *inst, const char *id,
 	if (!body)
 		return tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_NOMEM,
 		                   "connect: out of memory");
-	rc = api_call(inst, "POST", path, body, "connect", &resp, errbuf,
-	              errlen);
+	rc = tb_e2b_api_call(inst, "POST", path, body, "connect", &resp, errbuf,
+	                     errlen);
 	json_decref(body);
 	if (rc != TASKBOX_OK)
 		goto out;
@@ -236,8 +246,8 @@ int tb_e2b_api_destroy(struct tb_e2b *inst, const char *id, char *errbuf,
 		    "destroy: sandbox id must be 1..127 bytes of "
 		    "[A-Za-z0-9_.-]");
 	snprintf(path, sizeof path, "/sandboxes/%s", id);
-	rc = api_call(inst, "DELETE", path, NULL, "destroy", &resp, errbuf,
-	              errlen);
+	rc = tb_e2b_api_call(inst, "DELETE", path, NULL, "destroy", &resp,
+	                     errbuf, errlen);
 	if (rc == TASKBOX_OK && resp.status != 204 && resp.status != 200)
 		rc = tb_http_fail(inst, NULL, &resp, 0, "destroy", errbuf,
 		                  errlen);
@@ -258,11 +268,51 @@ int tb_e2b_api_renew(struct tb_e2b *inst, const char *id, uint32_t lifetime_s,
 	if (!body)
 		return tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_NOMEM,
 		                   "renew: out of memory");
-	rc = api_call(inst, "POST", path, body, "renew", &resp, errbuf, errlen);
+	rc = tb_e2b_api_call(inst, "POST", path, body, "renew", &resp, errbuf,
+	                     errlen);
 	json_decref(body);
 	if (rc == TASKBOX_OK && resp.status != 204 && resp.status != 200)
 		rc =
 		    tb_http_fail(inst, NULL, &resp, 0, "renew", errbuf, errlen);
+	tb_http_resp_free(&resp);
+	return rc;
+}
+
+int tb_e2b_api_info(struct tb_e2b *inst, const char *id,
+                    struct tb_e2b_info *info, char *errbuf, size_t errlen)
+{
+	struct tb_http_resp resp = {0};
+	char path[TASKBOX_SANDBOX_ID_MAX + 32];
+	char sid[TASKBOX_SANDBOX_ID_MAX];
+	json_t *root = NULL;
+	int rc;
+
+	snprintf(path, sizeof path, "/sandboxes/%s", id);
+	rc = tb_e2b_api_call(inst, "GET", path, NULL, "describe", &resp, errbuf,
+	                     errlen);
+	if (rc != TASKBOX_OK)
+		goto out;
+	if (resp.status != 200) {
+		rc = tb_http_fail(inst, NULL, &resp, 0, "describe", errbuf,
+		                  errlen);
+		/* The connection's sandbox is gone. */
+		if (rc == TASKBOX_E_NOT_FOUND)
+			rc = TASKBOX_E_GONE;
+		goto out;
+	}
+	root = json_loadb(resp.body ? resp.body : "", resp.len, 0, NULL);
+	memset(info, 0, sizeof *info);
+	if (!json_is_object(root)) {
+		rc = tb_e2b_fail(errbuf, errlen, NULL, NULL, TASKBOX_E_PROTOCOL,
+		                 "describe %s: the answer is not a JSON object",
+		                 id);
+		goto out;
+	}
+	/* A sandbox made before taskbox tagged its own has no owner. */
+	tb_e2b_info_from_json(root, sid, info);
+	info->known = 1;
+out:
+	json_decref(root);
 	tb_http_resp_free(&resp);
 	return rc;
 }

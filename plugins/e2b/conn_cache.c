@@ -1,8 +1,9 @@
 /* What connect learnt about a sandbox (its envd URL, access token and envd
- * version flags), kept per sandbox id for a few seconds so that the next
- * connect needs no control-plane request. Entries age out after the ttl
- * counted from the control-plane answer; a full table forgets the entry
- * that would age out first. */
+ * version flags, and what describe learnt: owner, creation and expiry), kept
+ * per sandbox id for a few seconds so that the next connect needs no
+ * control-plane request. Entries age out after the ttl counted from the
+ * control-plane answer; a full table forgets the entry that would age out
+ * first. */
 #include "config.h"
 
 #include <pthread.h>
@@ -20,6 +21,7 @@ struct entry {
 	char *access_token; /* NULL when the sandbox has none */
 	int legacy_user;
 	int octet_upload;
+	struct tb_e2b_info info;
 	uint64_t expires_ms; /* monotonic */
 };
 
@@ -113,6 +115,7 @@ int tb_conn_cache_get(struct tb_conn_cache *cache, const char *id,
 		    e->access_token ? strdup(e->access_token) : NULL;
 		conn->legacy_user = e->legacy_user;
 		conn->octet_upload = e->octet_upload;
+		conn->info = e->info;
 		found =
 		    conn->envd_url && (!e->access_token || conn->access_token)
 		        ? 1
@@ -132,18 +135,20 @@ int tb_conn_cache_get(struct tb_conn_cache *cache, const char *id,
 void tb_conn_cache_put(struct tb_conn_cache *cache,
                        const struct tb_e2b_conn *conn)
 {
-	struct entry fresh = {{0}, NULL, NULL, 0, 0, 0};
+	struct entry fresh;
 	uint64_t now = now_ms();
 	size_t i, victim;
 
 	if (!cache || cache->ttl_ms == 0 || !conn->envd_url)
 		return;
+	memset(&fresh, 0, sizeof fresh);
 	memcpy(fresh.id, conn->id, sizeof fresh.id);
 	fresh.envd_url = strdup(conn->envd_url);
 	fresh.access_token =
 	    conn->access_token ? strdup(conn->access_token) : NULL;
 	fresh.legacy_user = conn->legacy_user;
 	fresh.octet_upload = conn->octet_upload;
+	fresh.info = conn->info;
 	fresh.expires_ms = now + cache->ttl_ms;
 	if (!fresh.envd_url || (conn->access_token && !fresh.access_token)) {
 		entry_clear(&fresh);
@@ -175,5 +180,19 @@ void tb_conn_cache_drop(struct tb_conn_cache *cache, const char *id)
 	i = find(cache, id);
 	if (i < cache->n)
 		remove_at(cache, i);
+	pthread_mutex_unlock(&cache->lock);
+}
+
+void tb_conn_cache_set_info(struct tb_conn_cache *cache, const char *id,
+                            const struct tb_e2b_info *info)
+{
+	size_t i;
+
+	if (!cache || !id)
+		return;
+	pthread_mutex_lock(&cache->lock);
+	i = find(cache, id);
+	if (i < cache->n)
+		cache->entries[i].info = *info;
 	pthread_mutex_unlock(&cache->lock);
 }

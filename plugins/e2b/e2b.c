@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -320,6 +321,7 @@ static int e2b_create(void *instance, const struct taskbox_create_req *req,
 	struct tb_e2b *inst = instance;
 	const char *tmpl = inst->template_name;
 	uint32_t life = inst->default_lifetime_s;
+	const char *owner = NULL;
 
 	if (req &&
 	    req->struct_size >=
@@ -345,8 +347,20 @@ static int e2b_create(void *instance, const struct taskbox_create_req *req,
 			    MAX_LIFETIME_S);
 		life = req->lifetime_s;
 	}
+	if (req &&
+	    req->struct_size >= offsetof(struct taskbox_create_req, owner) +
+	                            sizeof req->owner &&
+	    req->owner && req->owner[0]) {
+		if (!tb_e2b_valid_owner(req->owner))
+			return tb_e2b_fail(
+			    errbuf, errlen, NULL, NULL, TASKBOX_E_INVALID,
+			    "create: owner must be 1..%d bytes of UTF-8 "
+			    "without control characters",
+			    TASKBOX_OWNER_MAX - 1);
+		owner = req->owner;
+	}
 	id[0] = '\0';
-	return tb_e2b_api_create(inst, tmpl, life, id, errbuf, errlen);
+	return tb_e2b_api_create(inst, tmpl, life, owner, id, errbuf, errlen);
 }
 
 static void conn_free(struct tb_e2b_conn *conn)
@@ -488,16 +502,54 @@ static int e2b_write_file(void *conn, const char *path,
 	return rc;
 }
 
+/* The API sets the sandbox to end lifetime_s from now: so does describe. */
 static int e2b_renew(void *conn, uint32_t lifetime_s, char *errbuf,
                      size_t errlen)
 {
 	struct tb_e2b_conn *c = conn;
+	int rc;
 
 	if (lifetime_s == 0 || lifetime_s > MAX_LIFETIME_S)
 		return tb_e2b_fail(
 		    errbuf, errlen, NULL, NULL, TASKBOX_E_INVALID,
 		    "renew: lifetime must be 1..%u s", MAX_LIFETIME_S);
-	return tb_e2b_api_renew(c->inst, c->id, lifetime_s, errbuf, errlen);
+	rc = tb_e2b_api_renew(c->inst, c->id, lifetime_s, errbuf, errlen);
+	if (rc == TASKBOX_OK && c->info.known) {
+		c->info.expires_s = (int64_t)time(NULL) + lifetime_s;
+		tb_conn_cache_set_info(c->inst->cache, c->id, &c->info);
+	} else if (rc != TASKBOX_OK) {
+		/* The outcome may be unknown: ask again next time. */
+		c->info.known = 0;
+	}
+	return rc;
+}
+
+/* From what connect (or an earlier describe within connection_reuse
+ * seconds) learnt, else one GET /sandboxes/{id}. */
+static int e2b_describe(void *conn, struct taskbox_sandbox_info *info,
+                        char *errbuf, size_t errlen)
+{
+	struct tb_e2b_conn *c = conn;
+	int rc;
+
+	if (!info || info->struct_size < sizeof info->struct_size)
+		return tb_e2b_fail(errbuf, errlen, NULL, NULL,
+		                   TASKBOX_E_INVALID,
+		                   "describe: info struct is too short");
+	if (!c->info.known) {
+		rc = tb_e2b_api_info(c->inst, c->id, &c->info, errbuf, errlen);
+		if (rc != TASKBOX_OK)
+			return rc;
+		tb_conn_cache_set_info(c->inst->cache, c->id, &c->info);
+	}
+	tb_e2b_info_out(c->id, &c->info, info);
+	return TASKBOX_OK;
+}
+
+static int e2b_list(void *instance, const char *owner, taskbox_list_fn each,
+                    void *arg, char *errbuf, size_t errlen)
+{
+	return tb_e2b_list(instance, owner, each, arg, errbuf, errlen);
 }
 
 static const struct taskbox_provider e2b_provider = {
@@ -521,6 +573,8 @@ static const struct taskbox_provider e2b_provider = {
             .renew = e2b_renew,
         },
     .read_files = e2b_read_files,
+    .describe = e2b_describe,
+    .list = e2b_list,
 };
 
 TASKBOX_PROVIDER_DEFINE(e2b_provider)

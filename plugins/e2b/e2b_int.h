@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <curl/curl.h>
+#include <jansson.h>
 
 #include "taskbox/provider.h"
 
@@ -15,6 +16,20 @@
 
 struct tb_http_pool;
 struct tb_conn_cache;
+
+/* The sandbox metadata keys taskbox sets at create (ABI 1.5): the tag that
+ * marks a sandbox as taskbox's, and the owner when there is one. */
+#define TB_E2B_META_TAG "taskbox"
+#define TB_E2B_META_TAG_VALUE "1"
+#define TB_E2B_META_OWNER "taskbox_owner"
+
+/* What describe answers for a sandbox: known is 0 until the API said. */
+struct tb_e2b_info {
+	int known;
+	char owner[TASKBOX_OWNER_MAX]; /* "" when none was recorded */
+	int64_t created_s;
+	int64_t expires_s; /* 0 when not known (a paused sandbox) */
+};
 
 /* A provider instance: validated settings and the API key read from the
  * environment variable they name. Immutable after init, but for what the
@@ -46,6 +61,7 @@ struct tb_e2b_conn {
 	int octet_upload;   /* envd >= 0.5.7: raw uploads */
 	int stale; /* envd said the sandbox or the token is not as connect
 	              found them (see tb_envd_fail) */
+	struct tb_e2b_info info; /* for describe, once known */
 };
 
 /* ---- errors (errors.c) ---- */
@@ -77,6 +93,7 @@ struct tb_http_resp {
 	long long content_length; /* -1 when not sent */
 	char content_range[96];
 	char retry_after[64];
+	char next_token[512]; /* X-Next-Token of a list page, or "" */
 };
 
 /* Receives a 2xx body as it arrives. Returns 0 to go on, -1 to stop the
@@ -155,6 +172,10 @@ int tb_conn_cache_get(struct tb_conn_cache *cache, const char *id,
 void tb_conn_cache_put(struct tb_conn_cache *cache,
                        const struct tb_e2b_conn *conn);
 void tb_conn_cache_drop(struct tb_conn_cache *cache, const char *id);
+/* Sets what describe learnt on id's entry, if there is one (its age is
+ * kept). */
+void tb_conn_cache_set_info(struct tb_conn_cache *cache, const char *id,
+                            const struct tb_e2b_info *info);
 
 /* ---- connecting, with the cache (reconnect.c) ---- */
 
@@ -172,15 +193,50 @@ int tb_e2b_retry_stale(struct tb_e2b_conn *conn, int *rc, int *tries,
 
 /* ---- control plane (api.c) ---- */
 
+/* POST /v2/sandboxes, tagged as taskbox's, with owner (NULL or "" for
+ * none) in the metadata. */
 int tb_e2b_api_create(struct tb_e2b *inst, const char *template_name,
-                      uint32_t lifetime_s, char *id, char *errbuf,
-                      size_t errlen);
+                      uint32_t lifetime_s, const char *owner, char *id,
+                      char *errbuf, size_t errlen);
 int tb_e2b_api_connect(struct tb_e2b *inst, const char *id,
                        struct tb_e2b_conn *conn, char *errbuf, size_t errlen);
 int tb_e2b_api_destroy(struct tb_e2b *inst, const char *id, char *errbuf,
                        size_t errlen);
 int tb_e2b_api_renew(struct tb_e2b *inst, const char *id, uint32_t lifetime_s,
                      char *errbuf, size_t errlen);
+/* GET /sandboxes/{id}: what describe answers. */
+int tb_e2b_api_info(struct tb_e2b *inst, const char *id,
+                    struct tb_e2b_info *info, char *errbuf, size_t errlen);
+/* Runs one control-plane call (a JSON body or none; 429 retried). */
+int tb_e2b_api_call(struct tb_e2b *inst, const char *method, const char *path,
+                    json_t *body, const char *what, struct tb_http_resp *resp,
+                    char *errbuf, size_t errlen);
+
+/* ---- ownership (owner.c, list.c) ---- */
+
+/* Nonzero for an owner the ABI allows: 1..255 bytes of UTF-8 without
+ * control characters. */
+int tb_e2b_valid_owner(const char *owner);
+/* Parses an RFC 3339 date-time ("2026-01-02T03:04:05.678Z", or with an
+ * offset) into Unix seconds; 0 or -1 when malformed. */
+int tb_e2b_parse_time(const char *s, int64_t *out);
+/* Fills info from a sandbox object of the API (SandboxDetail or
+ * ListedSandbox). Returns 1 when it is taskbox's (tagged, with a valid
+ * sandboxID and owner), else 0. */
+int tb_e2b_info_from_json(json_t *sbx, char *id, struct tb_e2b_info *info);
+/* Copies id and info into out, no field past out->struct_size. */
+void tb_e2b_info_out(const char *id, const struct tb_e2b_info *info,
+                     struct taskbox_sandbox_info *out);
+/* The value of the list API's metadata parameter, already escaped for the
+ * query string (as the SDK sends it): the tag, and owner when not NULL nor
+ * "". malloc'd, or NULL on no memory. */
+char *tb_e2b_metadata_query(const char *owner);
+/* s percent-encoded but for RFC 3986's unreserved characters; malloc'd,
+ * or NULL on no memory. */
+char *tb_e2b_pct(const char *s);
+/* The list op: every taskbox sandbox of the API key's team, or owner's. */
+int tb_e2b_list(struct tb_e2b *inst, const char *owner, taskbox_list_fn each,
+                void *arg, char *errbuf, size_t errlen);
 
 /* ---- envd (envd_common.c, envd_process.c, envd_files.c) ---- */
 

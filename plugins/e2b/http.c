@@ -128,6 +128,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
 		/* A new response (after a 100 Continue): forget the last. */
 		st->resp->content_range[0] = '\0';
 		st->resp->retry_after[0] = '\0';
+		st->resp->next_token[0] = '\0';
 		st->resp->status = 0;
 	} else if (n > 12 && strncasecmp(p, "Retry-After:", 12) == 0) {
 		copy_value(st->resp->retry_after, sizeof st->resp->retry_after,
@@ -135,6 +136,9 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
 	} else if (n > 14 && strncasecmp(p, "Content-Range:", 14) == 0) {
 		copy_value(st->resp->content_range,
 		           sizeof st->resp->content_range, p + 14, n - 14);
+	} else if (n > 13 && strncasecmp(p, "X-Next-Token:", 13) == 0) {
+		copy_value(st->resp->next_token, sizeof st->resp->next_token,
+		           p + 13, n - 13);
 	}
 	return n;
 }

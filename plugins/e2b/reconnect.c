@@ -54,6 +54,8 @@ static int reconnect(struct tb_e2b_conn *conn, char *errbuf, size_t errlen)
 	conn->access_token = fresh.access_token;
 	conn->legacy_user = fresh.legacy_user;
 	conn->octet_upload = fresh.octet_upload;
+	/* connect may have resumed or extended it: describe asks again. */
+	memset(&conn->info, 0, sizeof conn->info);
 	return TASKBOX_OK;
 }
 

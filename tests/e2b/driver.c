@@ -12,6 +12,10 @@
  *   {"op":"write_file","path":..,"data":BASE64,"mode":N}
  *   {"op":"renew","lifetime":N}  {"op":"close"}  {"op":"destroy","id":ID}
  *   {"op":"fini"}
+ * Since ABI 1.5: create takes "owner" (and "old_host": true to pass a
+ * create_req that ends before it), and
+ *   {"op":"describe"}  (answers "info":{id, owner, created_s, expires_s})
+ *   {"op":"list","owner":..,"stop_after":N}  (answers "items":[info,..])
  * Answers carry "rc" and "err" and the op's results (bytes as base64).
  * The plugin's log lines go to stderr. */
 #include "config.h"
@@ -223,6 +227,71 @@ out:
 	return rc;
 }
 
+static json_t *info_json(const struct taskbox_sandbox_info *info)
+{
+	return json_pack("{ss ss sI sI}", "id", info->id, "owner", info->owner,
+	                 "created_s", (json_int_t)info->created_s, "expires_s",
+	                 (json_int_t)info->expires_s);
+}
+
+static int has_op(size_t end)
+{
+	return prov->struct_size >= end;
+}
+
+static int do_describe(json_t *out, char *err)
+{
+	struct taskbox_sandbox_info info;
+	int rc;
+
+	if (!has_op(offsetof(struct taskbox_provider, describe) +
+	            sizeof prov->describe) ||
+	    !prov->describe) {
+		snprintf(err, TASKBOX_ERRBUF_SIZE, "no describe");
+		return TASKBOX_E_UNSUPPORTED;
+	}
+	memset(&info, 0, sizeof info);
+	info.struct_size = sizeof info;
+	rc = prov->describe(conn, &info, err, TASKBOX_ERRBUF_SIZE);
+	if (rc == TASKBOX_OK)
+		json_object_set_new(out, "info", info_json(&info));
+	return rc;
+}
+
+struct list_state {
+	json_t *items;
+	json_int_t stop_after; /* 0: never */
+};
+
+static int list_one(void *arg, const struct taskbox_sandbox_info *info)
+{
+	struct list_state *st = arg;
+
+	json_array_append_new(st->items, info_json(info));
+	return st->stop_after > 0 &&
+	       (json_int_t)json_array_size(st->items) >= st->stop_after;
+}
+
+static int do_list(json_t *cmd, json_t *out, char *err)
+{
+	struct list_state st;
+	int rc;
+
+	if (!has_op(offsetof(struct taskbox_provider, list) +
+	            sizeof prov->list) ||
+	    !prov->list) {
+		snprintf(err, TASKBOX_ERRBUF_SIZE, "no list");
+		return TASKBOX_E_UNSUPPORTED;
+	}
+	st.items = json_array();
+	st.stop_after = json_integer_value(json_object_get(cmd, "stop_after"));
+	rc = prov->list(instance,
+	                json_string_value(json_object_get(cmd, "owner")),
+	                list_one, &st, err, TASKBOX_ERRBUF_SIZE);
+	json_object_set_new(out, "items", st.items);
+	return rc;
+}
+
 static int run(json_t *cmd, json_t *out, char *err)
 {
 	const char *op = json_string_value(json_object_get(cmd, "op"));
@@ -237,18 +306,26 @@ static int run(json_t *cmd, json_t *out, char *err)
 		return rc;
 	}
 	if (strcmp(op, "create") == 0) {
-		struct taskbox_create_req req = {sizeof req, NULL, 0};
+		struct taskbox_create_req req = {sizeof req, NULL, 0, NULL};
 		char id[TASKBOX_SANDBOX_ID_MAX] = "";
 		int rc;
 		req.template_name =
 		    json_string_value(json_object_get(cmd, "template"));
 		req.lifetime_s = (uint32_t)json_integer_value(
 		    json_object_get(cmd, "lifetime"));
+		req.owner = json_string_value(json_object_get(cmd, "owner"));
+		if (json_is_true(json_object_get(cmd, "old_host")))
+			req.struct_size =
+			    offsetof(struct taskbox_create_req, owner);
 		rc = prov->ops.create(instance, &req, id, err,
 		                      TASKBOX_ERRBUF_SIZE);
 		json_object_set_new(out, "id", json_string(id));
 		return rc;
 	}
+	if (strcmp(op, "describe") == 0)
+		return do_describe(out, err);
+	if (strcmp(op, "list") == 0)
+		return do_list(cmd, out, err);
 	if (strcmp(op, "connect") == 0)
 		return prov->ops.connect(
 		    instance, json_string_value(json_object_get(cmd, "id")),

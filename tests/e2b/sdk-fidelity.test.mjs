@@ -129,3 +129,68 @@ test("the fake takes chunked request bodies on both planes", async () => {
   assert.equal(frames.at(-1).flags, 2, "the stream ends with an end-of-stream envelope");
   assert.ok(frames.some((f) => f.msg.event?.end?.exited), "the end event says the process exited");
 });
+
+// Every item of a listing, page after page, and the number of pages.
+async function listAll(query, limit) {
+  const paginator = Sandbox.list({ query, limit });
+  const items = [];
+  let pages = 0;
+  while (paginator.hasNext) {
+    items.push(...(await paginator.nextItems()));
+    pages++;
+  }
+  return { items, pages };
+}
+
+test("the SDK's metadata: set at create, read back, and listed by a metadata query page by page", async () => {
+  const odd = "bob smith/ops&x=1%+ü";
+  const made = [];
+  for (const owner of ["alice@example.com", odd, odd, null, odd]) {
+    const metadata = owner ? { taskbox: "1", taskbox_owner: owner } : { taskbox: "1" };
+    made.push({ owner, sbx: await Sandbox.create({ timeoutMs: 60_000, metadata }) });
+  }
+  const unrelated = await Sandbox.create({ timeoutMs: 60_000, metadata: { taskbox_owner: odd } });
+  try {
+    const info = await Sandbox.getInfo(made[1].sbx.sandboxId);
+    assert.deepEqual(info.metadata, { taskbox: "1", taskbox_owner: odd }, "getInfo gives the metadata back");
+    assert.ok(info.startedAt instanceof Date && info.endAt > info.startedAt);
+
+    const ids = (items) => items.map((s) => s.sandboxId).sort();
+    const want = (pred) => made.filter(pred).map((m) => m.sbx.sandboxId).sort();
+
+    await fake.clearRequests();
+    const bob = await listAll({ metadata: { taskbox: "1", taskbox_owner: odd } }, 2);
+    assert.deepEqual(ids(bob.items), want((m) => m.owner === odd), "exactly the owner's, escaped as the SDK escapes");
+    assert.equal(bob.pages, 2, "three sandboxes in pages of two");
+    for (const s of bob.items) assert.equal(s.metadata.taskbox_owner, odd);
+    const urls = (await fake.requests()).filter((r) => r.url.startsWith("/v2/sandboxes?")).map((r) => r.url);
+    assert.equal(urls.length, 2);
+    assert.match(urls[1], /nextToken=/, "the second page names the cursor");
+
+    const tagged = await listAll({ metadata: { taskbox: "1" } }, 1);
+    assert.deepEqual(ids(tagged.items), want(() => true), "every tagged one, none twice, one per page");
+    assert.equal(tagged.pages, made.length);
+    const alice = await listAll({ metadata: { taskbox: "1", taskbox_owner: "alice@example.com" } });
+    assert.deepEqual(ids(alice.items), want((m) => m.owner === "alice@example.com"));
+    const nobody = await listAll({ metadata: { taskbox: "1", taskbox_owner: "bob smith" } });
+    assert.deepEqual(nobody.items, [], "a value that is a prefix matches nothing");
+    const all = await listAll({});
+    assert.ok(ids(all.items).includes(unrelated.sandboxId), "no query: every sandbox");
+    const newest = all.items.map((s) => s.startedAt.getTime());
+    assert.deepEqual(newest, [...newest].sort((a, b) => b - a), "newest first");
+
+    await fake.pause(made[0].sbx.sandboxId);
+    const running = await listAll({ metadata: { taskbox: "1" }, state: ["running"] });
+    assert.ok(!ids(running.items).includes(made[0].sbx.sandboxId), "state filters");
+    const paused = await listAll({ metadata: { taskbox: "1" }, state: ["paused"] });
+    assert.deepEqual(ids(paused.items), [made[0].sbx.sandboxId]);
+    assert.equal(paused.items[0].state, "paused");
+
+    await made[2].sbx.kill();
+    const after = await listAll({ metadata: { taskbox: "1", taskbox_owner: odd } });
+    assert.deepEqual(ids(after.items), want((m) => m.owner === odd && m !== made[2]), "a killed sandbox is not listed");
+  } finally {
+    for (const { sbx } of made) await Sandbox.kill(sbx.sandboxId);
+    await Sandbox.kill(unrelated.sandboxId);
+  }
+});

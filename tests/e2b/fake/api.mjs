@@ -3,10 +3,12 @@
 // Test-only switches live under /_fake/ and need no key.
 import { sandboxJson, sandboxDetailJson } from "./sandboxes.mjs";
 import { tokenControl } from "./tokens.mjs";
+import { listSandboxes } from "./list.mjs";
 
-function sendJson(res, status, body) {
+function sendJson(res, status, body, headers = {}) {
   const text = JSON.stringify(body);
   res.writeHead(status, {
+    ...headers,
     "Content-Type": "application/json; charset=utf-8",
     "Content-Length": Buffer.byteLength(text),
   });
@@ -74,13 +76,14 @@ export function makeApiHandler(fake) {
       const envVars = body.envVars ?? {};
       if (typeof envVars !== "object" || Array.isArray(envVars) || Object.values(envVars).some((v) => typeof v !== "string"))
         return sendError(res, 400, "envVars must be an object of strings");
-      const sbx = sandboxes.create(body.templateID, timeout, envVars);
+      const metadata = body.metadata ?? {};
+      if (typeof metadata !== "object" || Array.isArray(metadata) || Object.values(metadata).some((v) => typeof v !== "string"))
+        return sendError(res, 400, "metadata must be an object of strings");
+      const sbx = sandboxes.create(body.templateID, timeout, envVars, { ...metadata });
       return sendJson(res, 201, sandboxJson(sbx));
     }
-    if (path === "/v2/sandboxes" && req.method === "GET") {
-      const list = [...sandboxes.byId.values()].map(sandboxDetailJson);
-      return sendJson(res, 200, list);
-    }
+    const listed = listSandboxes(fake, req.method, url);
+    if (listed) return sendJson(res, listed.status, listed.body, listed.headers);
 
     const m = /^(\/v2)?\/sandboxes\/([^/]+)(\/[a-z]+)?$/.exec(path);
     if (!m) return sendError(res, 404, `no route for ${req.method} ${path}`);
@@ -137,7 +140,8 @@ export function makeApiHandler(fake) {
   };
 }
 
-// Test switches: rate limiting, faults, the added latency, a sandbox
+// Test switches: rate limiting, faults, the added latency, the longest list
+// page (0: as the service), a sandbox
 // vanishing behind the client's back, and the request log.
 async function fakeControl(fake, req, res, path) {
   let body = {};
@@ -159,8 +163,14 @@ async function fakeControl(fake, req, res, path) {
   if (path === "/_fake/latency" && req.method === "GET") {
     return sendJson(res, 200, { ms: fake.latencyMs });
   }
+  if (path === "/_fake/list_page_max" && req.method === "POST") {
+    const max = Number(body.max ?? 0);
+    if (!Number.isInteger(max) || max < 0) return sendError(res, 400, "max must be an integer >= 0");
+    fake.listPageMax = max;
+    return sendJson(res, 200, { max });
+  }
   if (path === "/_fake/faults" && req.method === "POST") {
-    fake.faults = { delayMs: body.delay_ms ?? 0, echoKey: !!body.echo_key };
+    fake.faults = { delayMs: body.delay_ms ?? 0, echoKey: !!body.echo_key, ignoreMetadataQuery: !!body.ignore_metadata_query };
     return sendJson(res, 200, fake.faults);
   }
   const token = tokenControl(fake, req.method, path, body);

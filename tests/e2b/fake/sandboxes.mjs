@@ -16,13 +16,14 @@ export class Sandboxes {
     this.root = mkdtempSync(join(tmpdir(), "e2b-fake-"));
   }
 
-  create(templateID, timeoutS, envVars = {}) {
+  create(templateID, timeoutS, envVars = {}, metadata = {}) {
     const id = "i" + randomBytes(10).toString("hex");
     const dir = mkdtempSync(join(this.root, `${id}-`));
     const sbx = {
       id,
       templateID,
       envVars,
+      metadata,
       home: dir,
       token: randomBytes(16).toString("hex"),
       state: "running",
@@ -123,7 +124,24 @@ export function sandboxDetailJson(sbx) {
     cpuCount: 1,
     memoryMB: 512,
     diskSizeMB: 1024,
-    metadata: {},
+    metadata: { ...sbx.metadata },
+    state: sbx.state,
+  };
+}
+
+// The ListedSandbox object of the list endpoints.
+export function listedSandboxJson(sbx) {
+  return {
+    templateID: sbx.templateID,
+    sandboxID: sbx.id,
+    clientID: "fake",
+    startedAt: sbx.startedAt.toISOString(),
+    endAt: sbx.endAt.toISOString(),
+    envdVersion: ENVD_VERSION,
+    cpuCount: 1,
+    memoryMB: 512,
+    diskSizeMB: 1024,
+    metadata: { ...sbx.metadata },
     state: sbx.state,
   };
 }

@@ -47,6 +47,7 @@ export async function startFake(opts = {}) {
     apiKey: info.api_key,
     rateLimit: (count, retryAfter) => control("POST", "/_fake/rate_limit", { count, retry_after: retryAfter }),
     faults: (f) => control("POST", "/_fake/faults", f),
+    listPageMax: (max) => control("POST", "/_fake/list_page_max", { max }),
     setLatency: (ms) => control("POST", "/_fake/latency", { ms }),
     latency: () => control("GET", "/_fake/latency"),
     vanish: (id) => control("POST", `/_fake/sandboxes/${id}/vanish`, {}),
