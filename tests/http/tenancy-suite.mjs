@@ -106,7 +106,8 @@ export function tenancySuite(provider) {
     // A request of MCP 2026-07-28 (no session); caps: the client's
     // capabilities in the envelope.
     function modern(who, method, params = {}, caps = {}, id = nextId++) {
-      const name = method === "tools/call" ? { "mcp-name": params.name } : {};
+      const named = method === "tools/call" ? params.name : params.taskId;
+      const name = named ? { "mcp-name": named } : {};
       return post(
         who,
         { jsonrpc: "2.0", id, method, params: { ...params, _meta: envelope(caps) } },
@@ -202,7 +203,8 @@ export function tenancySuite(provider) {
         const theirs = await modern("bob", method, { taskId: `${aliceSb}/${tid}` }, tasksCapabilities, id);
         const none = await modern("bob", method, { taskId: `${ghost}/${tid}` }, tasksCapabilities, id);
         assert.deepEqual(normal(theirs, aliceSb, ghost), normal(none, aliceSb, ghost), `${method} (extension)`);
-        assert.ok(theirs.last?.error, `${method} is refused: ${theirs.text}`);
+        assert.equal(theirs.status, 200, `${method}: answered, not refused at the edge: ${theirs.text}`);
+        assert.match(theirs.last?.error?.message || "", /does not exist/, `${method} is refused as missing: ${theirs.text}`);
         table.push([`${method} (2026-07-28)`, theirs.text.split(aliceSb).join("SANDBOX"), none.text.split(ghost).join("SANDBOX")]);
       }
       // A task made through the Tasks extension's path.
