@@ -4,8 +4,9 @@
 //   - a legacy session belongs to the principal that opened it: another
 //     principal's token with its id is an unknown session (404), and its
 //     DELETE ends nothing
-//   - a read-only principal reads, and is refused start_task with 403 and a
-//     Bearer insufficient_scope challenge naming taskbox:run
+//   - a read-only token of alice's reads her sandbox, and is refused
+//     start_task with 403 and a Bearer insufficient_scope challenge naming
+//     taskbox:run
 //   - no secret anywhere: every token, and a JWT from a real authorization
 //     server with each of its parts, is looked for in the server's stderr
 //     (at debug level), in /metrics, in every answer's headers and body,
@@ -44,7 +45,8 @@ before(async () => {
       `${TOKENS.alice} alice taskbox:run`,
       "",
       `${TOKENS.bob} bob taskbox:run`,
-      `${TOKENS.reader} reader taskbox:read`,
+      // alice's second, read-only token: the same principal, fewer scopes
+      `${TOKENS.reader} alice taskbox:read`,
     ].join("\n") + "\n",
     { mode: 0o600 },
   );
@@ -155,15 +157,20 @@ describe("static tokens name their principal", () => {
     // it created: run_command without sandbox_id uses it).
     const out = data(await callIn(alice, TOKENS.alice, "run_command", { command: "echo still" }), "alice after bob's DELETE");
     assert.equal(out.stdout, "still\n");
-    // Bob's own session works.
+    // Bob's own session works, for what is his: alice's sandbox is not
+    // (tests/http/tenancy-suite.mjs has the whole of that).
     const bob = await open(TOKENS.bob);
-    data(await callIn(bob, TOKENS.bob, "list_tasks", { sandbox_id }), "bob in his own session");
+    const hers = await callIn(bob, TOKENS.bob, "list_tasks", { sandbox_id });
+    assert.equal(hers.last.result.isError, true, `bob about alice's sandbox: ${hers.text}`);
+    assert.match(hers.text, /does not exist/);
+    const his = data(await callIn(bob, TOKENS.bob, "create_sandbox", { timeout: 600 }), "bob in his own session").sandbox_id;
+    data(await callIn(bob, TOKENS.bob, "list_tasks", { sandbox_id: his }), "bob's list_tasks of his own");
     // Alice ends her session herself.
     const end = await fetch(url, { method: "DELETE", headers: { authorization: `Bearer ${TOKENS.alice}`, "mcp-session-id": alice } });
     assert.equal((await answer(end)).status, 204);
   });
 
-  test("a read-only principal reads, and start_task is refused with 403 insufficient_scope naming taskbox:run", async () => {
+  test("alice's read-only token reads her sandbox, and start_task is refused with 403 insufficient_scope naming taskbox:run", async () => {
     const alice = await open(TOKENS.alice);
     const sb = data(await callIn(alice, TOKENS.alice, "create_sandbox", { timeout: 600 }), "create_sandbox").sandbox_id;
     const task = data(await callIn(alice, TOKENS.alice, "start_task", { sandbox_id: sb, command: "echo ro" }), "start_task");

@@ -95,9 +95,9 @@ Test(config, unknown_keys_at_the_root)
 {
 	PROBLEMS(
 	    "{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
-	    "\"x\"}}, \"limits\": {}}",
-	    "$.limits: unknown key (allowed: default, providers, mask, http, "
-	    "audit)");
+	    "\"x\"}}, \"quotas\": {}}",
+	    "$.quotas: unknown key (allowed: default, providers, mask, http, "
+	    "audit, limits)");
 }
 
 Test(config, audit_section)
