@@ -7,6 +7,7 @@ EXTRA_DIST += \
 	bench/modern.mjs \
 	bench/remote.mjs \
 	bench/k8s.mjs \
+	bench/cgstart.mjs \
 	bench/echo.c \
 	bench/stamp.c \
 	bench/seen.c \
@@ -48,6 +49,8 @@ EXTRA_DIST += \
 	bench/results/http.dat \
 	bench/results/http.png \
 	bench/results/modern.md \
+	bench/results/cgstart.md \
+	bench/results/cgstart.json \
 	bench/results/modern.json \
 	bench/results/remote.md \
 	bench/results/remote.json \

@@ -7,12 +7,12 @@
  * instance runs without groups and destroy falls back to the process tree
  * (proctree.c). create makes <parent>/taskbox-<id> and records its path in
  * <root>/.cgroup-<id>, outside the sandbox directory, so no command of the
- * sandbox (bubblewrap binds only that directory) can rewrite it. exec moves
- * each command into the group before it runs anything (forkexec.c); a
- * process cannot leave the group unless it may write the cgroup.procs of
- * another group (under bubblewrap /sys is read-only). destroy and the
- * reaper write cgroup.kill (Linux 5.14), or KILL each pid of cgroup.procs,
- * until the group is empty, then remove it.
+ * sandbox (bubblewrap binds only that directory) can rewrite it. exec makes
+ * each command in the group (clone3), or moves it there before it runs
+ * anything (forkexec.c); a process cannot leave the group unless it may write
+ * the cgroup.procs of another group (under bubblewrap /sys is read-only).
+ * destroy and the reaper write cgroup.kill (Linux 5.14), or KILL each pid of
+ * cgroup.procs, until the group is empty, then remove it.
  */
 #include "config.h"
 
@@ -141,6 +141,20 @@ static int probe(const char *parent)
 	return rc;
 }
 
+/* Tests only: TASKBOX_LOCAL_TEST_SPAWN=fork or =clone3 forces how
+ * commands enter their group (enum tb_local_spawn_how); unset or anything
+ * else is the default, clone3 with the fork as its fallback. */
+static int spawn_how(void)
+{
+	const char *v = getenv("TASKBOX_LOCAL_TEST_SPAWN");
+
+	if (v && !strcmp(v, "fork"))
+		return TB_LOCAL_SPAWN_FORK;
+	if (v && !strcmp(v, "clone3"))
+		return TB_LOCAL_SPAWN_CLONE3;
+	return TB_LOCAL_SPAWN_AUTO;
+}
+
 int tb_local_cgroup_init(struct tb_local *L, const char *setting, char *errbuf,
                          size_t errlen)
 {
@@ -148,6 +162,7 @@ int tb_local_cgroup_init(struct tb_local *L, const char *setting, char *errbuf,
 	int err;
 
 	L->cg_parent = NULL;
+	L->cg_spawn = spawn_how();
 	if (setting && !strcmp(setting, "off"))
 		return TASKBOX_OK;
 	if (setting && strcmp(setting, "auto")) {
@@ -241,12 +256,9 @@ char *tb_local_cgroup_path(struct tb_local *L, const char *id)
 	return strdup(buf);
 }
 
-int tb_local_cgroup_procs_fd(const char *group)
+int tb_local_cgroup_open(const char *group)
 {
-	char path[RECORD_MAX + 16];
-
-	snprintf(path, sizeof path, "%s/cgroup.procs", group);
-	return open(path, O_WRONLY | O_CLOEXEC);
+	return open(group, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
 /* Sends KILL to every pid listed in the group's cgroup.procs. */

@@ -300,29 +300,34 @@ out:
 	return rc;
 }
 
-/* spawn for a sandbox with a cgroup: the child joins the group before it
- * execs (forkexec.c). Returns 0 or an errno value; ENOENT when the group
- * is gone (the sandbox is being destroyed). */
+/* spawn for a sandbox with a cgroup: the child is made in the group, or
+ * joins it, before it execs (forkexec.c). Returns 0 or an errno value;
+ * ENOENT when the group is gone (the sandbox is being destroyed). */
 static int spawn_in_group(struct tb_local_conn *c, char **argv, char **env,
                           const char *cwd, int in_r, int out_w, int err_w,
                           const int bind[2], pid_t *pid)
 {
 	int bw = c->inst->bwrap, rc;
 	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	int procs = tb_local_cgroup_procs_fd(c->cgroup);
+	int group = tb_local_cgroup_open(c->cgroup);
 	int fds[5] = {in_r >= 0 ? in_r : null_fd, out_w, err_w, bind[0],
 	              bind[1]};
-	struct tb_local_spawn sp = {argv, env,        bw ? NULL : cwd,
-	                            fds,  bw ? 5 : 3, procs};
+	struct tb_local_spawn sp = {.argv = argv,
+	                            .envp = env,
+	                            .cwd = bw ? NULL : cwd,
+	                            .fds = fds,
+	                            .nfds = bw ? 5 : 3,
+	                            .group_fd = group,
+	                            .how = c->inst->cg_spawn};
 
-	if (null_fd < 0 || procs < 0)
+	if (null_fd < 0 || group < 0)
 		rc = errno;
 	else
 		rc = tb_local_fork_exec(&sp, pid);
 	if (null_fd >= 0)
 		close(null_fd);
-	if (procs >= 0)
-		close(procs);
+	if (group >= 0)
+		close(group);
 	return rc;
 }
 

@@ -20,7 +20,8 @@ plugins_local_local_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version \
 LOCAL_PLUGIN_TESTS = tests/plugins/local/test_local_sandbox \
 	tests/plugins/local/test_local_exec tests/plugins/local/test_local_files \
 	tests/plugins/local/test_local_kill tests/plugins/local/test_local_inroot \
-	tests/plugins/local/test_local_owner
+	tests/plugins/local/test_local_owner \
+	tests/plugins/local/test_local_cgspawn
 check_PROGRAMS += $(LOCAL_PLUGIN_TESTS)
 TESTS += $(LOCAL_PLUGIN_TESTS)
 noinst_HEADERS += tests/plugins/local/helper.h
@@ -51,6 +52,10 @@ tests_plugins_local_test_local_owner_SOURCES = \
 	tests/plugins/local/test_local_owner.c tests/plugins/local/helper.c
 tests_plugins_local_test_local_owner_CFLAGS = $(LOCAL_TEST_CFLAGS)
 tests_plugins_local_test_local_owner_LDADD = $(LOCAL_TEST_LDADD)
+tests_plugins_local_test_local_cgspawn_SOURCES = \
+	tests/plugins/local/test_local_cgspawn.c tests/plugins/local/helper.c
+tests_plugins_local_test_local_cgspawn_CFLAGS = $(LOCAL_TEST_CFLAGS)
+tests_plugins_local_test_local_cgspawn_LDADD = $(LOCAL_TEST_LDADD)
 
 # Sandboxes under bubblewrap do not reach each other, and write_task's
 # bytes never show in a command line (skipped where bwrap cannot run).

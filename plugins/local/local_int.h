@@ -64,6 +64,8 @@ struct tb_local {
 	uint32_t default_lifetime;
 	uint32_t max_lifetime;
 	char *cg_parent; /* where sandbox cgroups are made; NULL: none */
+	int cg_spawn;    /* an enum tb_local_spawn_how: tests force one with
+	                    TASKBOX_LOCAL_TEST_SPAWN (cgroup.c) */
 	int no_openat2;  /* tests: TASKBOX_LOCAL_TEST_NO_OPENAT2 forces the walk
 	                  */
 	struct tb_local_idle idle;
@@ -218,34 +220,47 @@ TB_HIDDEN int tb_local_kill_tree(const char *root, const char *id);
 
 /* The sandbox cgroups (cgroup.c). init picks the parent from the setting
  * ("auto" or NULL: the server's own group when usable, "off": none, or a
- * path that must work). create makes the group of id and its record (0
- * without a parent; else 0 or an errno value). path returns the recorded
- * group of id, checked, malloc'ed, or NULL. procs_fd opens the group's
- * cgroup.procs for writing (-1 with errno). remove kills the group's
- * processes and removes it and its record: 0 or an errno value. */
+ * path that must work), and cg_spawn. create makes the group of id and its
+ * record (0 without a parent; else 0 or an errno value). path returns the
+ * recorded group of id, checked, malloc'ed, or NULL. open opens the group's
+ * directory (O_PATH; -1 with errno, ENOENT when it is gone). remove kills
+ * the group's processes and removes it and its record: 0 or an errno
+ * value. */
 TB_HIDDEN int tb_local_cgroup_init(struct tb_local *L, const char *setting,
                                    char *errbuf, size_t errlen);
 TB_HIDDEN int tb_local_cgroup_create(struct tb_local *L, const char *id);
 TB_HIDDEN char *tb_local_cgroup_path(struct tb_local *L, const char *id);
-TB_HIDDEN int tb_local_cgroup_procs_fd(const char *group);
+TB_HIDDEN int tb_local_cgroup_open(const char *group);
 TB_HIDDEN int tb_local_cgroup_remove(struct tb_local *L, const char *id);
+
+/* How tb_local_fork_exec puts the child in its group: clone3 into it
+ * where the kernel can, else a fork whose child moves itself (AUTO, what
+ * production uses); tests force the fork (FORK) or clone3 alone, its
+ * failure the call's (CLONE3). */
+enum tb_local_spawn_how {
+	TB_LOCAL_SPAWN_AUTO,
+	TB_LOCAL_SPAWN_FORK,
+	TB_LOCAL_SPAWN_CLONE3
+};
 
 /* What tb_local_fork_exec starts: argv[0] is the path; fds[i] becomes
  * descriptor i of the child for i < nfds (each source either above nfds or
  * equal to its own target, or used before its number is a target); cwd
- * may be NULL; procs_fd is the group's cgroup.procs. */
+ * may be NULL; group_fd is the group's directory (tb_local_cgroup_open). */
 struct tb_local_spawn {
 	char *const *argv;
 	char *const *envp;
 	const char *cwd;
 	const int *fds;
 	int nfds;
-	int procs_fd;
+	int group_fd;
+	int how; /* enum tb_local_spawn_how */
 };
 
-/* Forks, moves the child into the group, sets it up (its own process
- * group, default signals, empty mask, fds) and execs it (forkexec.c).
- * Returns 0 with *pid, or the errno value of what failed. */
+/* Makes the child inside the group (clone3, or a fork and a move), sets it
+ * up (its own process group, default signals, empty mask, fds) and execs
+ * it (forkexec.c). Returns 0 with *pid, or the errno value of what failed
+ * (ENOENT when the group is gone). */
 TB_HIDDEN int tb_local_fork_exec(const struct tb_local_spawn *sp, pid_t *pid);
 
 /* Opens path inside the directory root with flags, resolving every
