@@ -54,6 +54,13 @@ struct http_conns {
 /* The sweep's period at most (the watcher's tick). */
 #define TICK_MS 1000
 
+/* How recent a client's last byte must be for it to count as still
+ * sending: past one tick, so that a client trickling a byte per tick is
+ * caught whatever the phase between its bytes and the ticks (at exactly
+ * one tick, a trickle a little slower than the ticks could stay just out
+ * of the window tick after tick). */
+#define SENDING_MS (TICK_MS + TICK_MS / 2)
+
 static void list_push(struct conn_list *l, struct http_conn *c)
 {
 	c->prev = l->tail;
@@ -150,16 +157,16 @@ static bool begun(const struct http_conn *c)
 }
 
 /* Whether c's client is still sending, a byte having come within the last
- * tick: a client that sent its whole request and waits is waiting for the
- * server (a server slow to parse a burst of requests), not trickling; a
- * trickling one is caught at a tick just after one of its bytes; lock
- * held. */
+ * SENDING_MS: a client that sent its whole request and waits is waiting
+ * for the server (a server slow to parse a burst of requests), not
+ * trickling; a trickling one is caught at the first tick past its deadline
+ * when it sends at least a byte a tick and a half; lock held. */
 static bool still_sending(const struct http_conn *c)
 {
 	unsigned quiet_ms;
 
 	return tcp_received(c->fd, &quiet_ms) > c->received &&
-	       quiet_ms < TICK_MS;
+	       quiet_ms < SENDING_MS;
 }
 
 /* Whether c has waited for its headers long enough to count against the
