@@ -14,7 +14,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { auth as authV1, UnauthorizedError as UnauthorizedV1 } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -33,9 +33,12 @@ let server;
 let dir;
 let publicUrl;
 let prmUrl;
-// A static token beside OAuth (the principal operator), for what the
-// read-only client must find made already.
+// Static tokens beside OAuth: the principal operator (an admin), and one
+// of alice's with taskbox:run, for what her read-only OAuth client must
+// find made already in a sandbox of hers (the authorization server's
+// alice is the same principal: the token's sub).
 const OPERATOR = randomBytes(24).toString("hex");
+const ALICE_RUN = randomBytes(24).toString("hex");
 
 before(async () => {
   dir = scratchDir("taskbox-oauth-flow-");
@@ -43,13 +46,15 @@ before(async () => {
   publicUrl = `http://127.0.0.1:${port}/mcp`;
   prmUrl = `http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`;
   as = await startAuthServer({ resource: publicUrl });
+  const tokenFile = join(dir, "tokens");
+  writeFileSync(tokenFile, `${ALICE_RUN} alice taskbox:run\n`, { mode: 0o600 });
   server = await serveHttp({
     port,
     dir,
     config: {
       default: "local",
       providers: { local: { plugin: "local", settings: { root: join(dir, "state") } } },
-      http: { public_url: publicUrl, oauth: { issuer: as.issuer } },
+      http: { public_url: publicUrl, oauth: { issuer: as.issuer }, token_file: tokenFile },
     },
     env: { TASKBOX_HTTP_TOKEN: OPERATOR, PATH: `/usr/bin:/bin:${process.env.PATH || ""}` },
   });
@@ -71,23 +76,28 @@ function data(r, what) {
 }
 
 // A tool call as the operator, in MCP 2026-07-28 (one POST, no session).
-async function asOperator(name, args) {
+function asOperator(name, args) {
+  return asToken(OPERATOR, name, args);
+}
+
+// The same with another static token.
+async function asToken(token, name, args) {
   const r = await fetch(publicUrl, {
     method: "POST",
     headers: {
       "content-type": "application/json",
       accept: "application/json, text/event-stream",
-      authorization: `Bearer ${OPERATOR}`,
+      authorization: `Bearer ${token}`,
       "mcp-protocol-version": MODERN_VERSION,
       "mcp-method": "tools/call",
       "mcp-name": name,
     },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args, _meta: envelope() } }),
   });
-  assert.equal(r.status, 200, `${name} as the operator`);
+  assert.equal(r.status, 200, `${name} with a static token`);
   assert.match(r.headers.get("content-type") || "", /^application\/json/);
   const { result } = await r.json();
-  return data(result, `${name} as the operator`);
+  return data(result, `${name} with a static token`);
 }
 
 // create_sandbox, start_task, get_task (waiting for the end), kill_sandbox
@@ -235,9 +245,11 @@ test("step-up: a read-only token reads, is refused start_task with 403 insuffici
   const client = new ClientV1(CLIENT_INFO);
   await client.connect(transport);
   const call = (name, args) => client.callTool({ name, arguments: args });
-  const { sandbox_id } = await asOperator("create_sandbox", { timeout: 600 });
+  // Alice's own sandbox and task, made with her run token: her read-only
+  // token reaches them (another principal's would answer as missing).
+  const { sandbox_id } = await asToken(ALICE_RUN, "create_sandbox", { timeout: 600 });
   try {
-    const { task_id } = await asOperator("start_task", { sandbox_id, command: "echo made" });
+    const { task_id } = await asToken(ALICE_RUN, "start_task", { sandbox_id, command: "echo made" });
     const listed = data(await call("list_tasks", { sandbox_id }), "list_tasks with taskbox:read");
     assert.ok(JSON.stringify(listed).includes(task_id), JSON.stringify(listed));
     data(await call("get_task", { sandbox_id, task_id }), "get_task with taskbox:read");

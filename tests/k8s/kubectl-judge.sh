@@ -211,14 +211,14 @@ for K in "${ws[@]}"; do
 	# Owners as taskbox records them: the exact owner in an annotation, a
 	# hash of it in a label; the selector (equality, comma-joined) must pick
 	# the one pod, chunked listing (limit, continue) must see every pod.
-	owner_yaml "o$v" "alice@example.com" 67023fc4a7ff2a46 >"$tmp/o$v.yaml"
-	owner_yaml "m$v" "mallory" 0123456789abcdef >"$tmp/m$v.yaml"
+	owner_yaml "o$v" "alice@example.com" "67023fc4a7ff2a$v" >"$tmp/o$v.yaml"
+	owner_yaml "m$v" "mallory" "0123456789abcd$v" >"$tmp/m$v.yaml"
 	check "create pods with owner annotations and labels" \
 		"$K create -f $tmp/o$v.yaml --validate=false && $K create -f $tmp/m$v.yaml --validate=false" '[ $rc -eq 0 ]'
-	check "label selector on the owner hash" "$K get pods -l taskbox.dev/owner-hash=67023fc4a7ff2a46 -o name" \
+	check "label selector on the owner hash" "$K get pods -l taskbox.dev/owner-hash=67023fc4a7ff2a$v -o name" \
 		'[ "$out" = "pod/o$v" ]'
 	check "comma-joined label selector" \
-		"$K get pods -l app=judge-owner,taskbox.dev/owner-hash=0123456789abcdef -o name" '[ "$out" = "pod/m$v" ]'
+		"$K get pods -l app=judge-owner,taskbox.dev/owner-hash=0123456789abcd$v -o name" '[ "$out" = "pod/m$v" ]'
 	check "the owner annotation round-trips" \
 		"$K get pod o$v -o jsonpath='{.metadata.annotations.taskbox\.dev/owner}'" '[ "$out" = alice@example.com ]'
 	check "chunked list (limit, continue) sees every pod" \
