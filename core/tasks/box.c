@@ -44,6 +44,12 @@ static void sandbox_err(char *err, size_t errlen, const struct tb_box *box,
 	         plugin_msg[0] ? plugin_msg : "no detail from the provider");
 }
 
+void tb_box_not_found(const struct tb_box *box, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "sandbox %s: %s", box->id,
+	         tb_status_text(TASKBOX_E_NOT_FOUND));
+}
+
 int tb_box_resolve(const char *sandbox_id, const char *field,
                    struct tb_box *box, char *err, size_t errlen)
 {
@@ -82,8 +88,7 @@ int tb_box_connect(struct tb_box *box, char *err, size_t errlen)
 		/* One answer for a sandbox that is not there, whatever the
 		 * provider says: the one ownership gives for another's. */
 		box->conn = NULL;
-		snprintf(err, errlen, "sandbox %s: %s", box->id,
-		         tb_status_text(rc));
+		tb_box_not_found(box, err, errlen);
 	} else if (rc != TASKBOX_OK) {
 		box->conn = NULL;
 		sandbox_err(err, errlen, box, "", rc, perr);

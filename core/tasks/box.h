@@ -40,6 +40,11 @@ int tb_box_open(const char *sandbox_id, const char *field, struct tb_box *box,
 /* Connects a resolved box; returns like tb_box_open. */
 int tb_box_connect(struct tb_box *box, char *err, size_t errlen);
 
+/* The message of a sandbox that does not exist, "sandbox ID: does not
+ * exist": the same whatever the provider said, and the same for one that
+ * is not the caller's (ownership.h). */
+void tb_box_not_found(const struct tb_box *box, char *err, size_t errlen);
+
 /* Closes the connection, if open. */
 void tb_box_close(struct tb_box *box);
 

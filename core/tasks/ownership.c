@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/principal.h"
 #include "host/provider_stats.h"
@@ -46,12 +47,6 @@ int tb_box_describe(struct tb_box *box, struct taskbox_sandbox_info *info,
 	return rc;
 }
 
-void tb_box_not_found(const struct tb_box *box, char *err, size_t errlen)
-{
-	snprintf(err, errlen, "sandbox %s: %s", box->id,
-	         tb_status_text(TASKBOX_E_NOT_FOUND));
-}
-
 int tb_box_check_owner(struct tb_box *box, const struct tb_principal *who,
                        bool *foreign, char *err, size_t errlen)
 {
@@ -87,24 +82,28 @@ int tb_box_open_as(const char *sandbox_id, const char *field,
 
 struct list_filter {
 	const char *owner;
+	int64_t now;
 	taskbox_list_fn each;
 	void *arg;
 };
 
-/* Passes on the sandboxes of the owner asked for (all when none). */
+/* Passes on the live sandboxes of the owner asked for (all when none). */
 static int filtered(void *arg, const struct taskbox_sandbox_info *info)
 {
 	struct list_filter *f = arg;
 
 	if (f->owner && strncmp(info->owner, f->owner, sizeof info->owner))
 		return 0;
+	if (info->expires_s > 0 && info->expires_s <= f->now)
+		return 0; /* expired: on its way out, counted and listed no more
+		           */
 	return f->each(f->arg, info);
 }
 
 int tb_instance_list(const struct tb_instance *inst, const char *owner,
                      taskbox_list_fn each, void *arg, char *err, size_t errlen)
 {
-	struct list_filter f = {owner, each, arg};
+	struct list_filter f = {owner, (int64_t)time(NULL), each, arg};
 	char perr[TASKBOX_ERRBUF_SIZE] = "";
 	int rc;
 

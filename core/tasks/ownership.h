@@ -26,10 +26,6 @@ bool tb_owner_is_admin(const struct tb_principal *who);
 int tb_box_describe(struct tb_box *box, struct taskbox_sandbox_info *info,
                     char *err, size_t errlen);
 
-/* The message of a sandbox that does not exist, the same for one that is
- * not the caller's: "sandbox ID: does not exist". */
-void tb_box_not_found(const struct tb_box *box, char *err, size_t errlen);
-
 /* Checks an open box against who. Returns TASKBOX_OK when who may reach
  * it; else closes the box and returns TASKBOX_E_NOT_FOUND with
  * tb_box_not_found's message (or the provider's status when describe
@@ -45,9 +41,10 @@ int tb_box_open_as(const char *sandbox_id, const char *field,
                    char *err, size_t errlen);
 
 /* Lists inst's live sandboxes through the plugin's list (owner NULL:
- * every owner's; else only owner's, checked here again), calling each for
- * each. Returns the provider's status (TASKBOX_E_UNSUPPORTED when the
- * plugin cannot list), with a message naming the instance on failure. */
+ * every owner's; else only owner's, checked here again; one whose expiry
+ * has passed is left out), calling each for each. Returns the provider's status
+ * (TASKBOX_E_UNSUPPORTED when the plugin cannot list), with a message naming
+ * the instance on failure. */
 int tb_instance_list(const struct tb_instance *inst, const char *owner,
                      taskbox_list_fn each, void *arg, char *err, size_t errlen);
 

@@ -63,7 +63,6 @@ static json_t *when(int64_t t)
 struct collect {
 	const struct tb_instance *inst;
 	json_t *into;
-	int64_t now;
 };
 
 static int collect_one(void *arg, const struct taskbox_sandbox_info *info)
@@ -71,8 +70,6 @@ static int collect_one(void *arg, const struct taskbox_sandbox_info *info)
 	struct collect *c = arg;
 	char id[TB_SANDBOX_REF_MAX];
 
-	if (info->expires_s > 0 && info->expires_s <= c->now)
-		return 0; /* expired: on its way out */
 	if (tb_sandbox_ref_format(c->inst->name, info->id, id, sizeof id) < 0)
 		return 0;
 	json_array_append_new(
@@ -166,7 +163,7 @@ static json_t *gather(const char *filter, json_t *unlisted)
 
 	for (size_t i = 0; i < tb_registry_count(); i++) {
 		const struct tb_instance *inst = tb_registry_at(i);
-		struct collect c = {inst, json_array(), (int64_t)time(NULL)};
+		struct collect c = {inst, json_array()};
 
 		if (tb_instance_list(inst, filter, collect_one, &c, why,
 		                     sizeof why) == TASKBOX_OK)

@@ -159,6 +159,20 @@ void *tl_init_ok(void)
 	return inst;
 }
 
+void *tl_bwrap_init_ok(void)
+{
+	void *inst = NULL;
+	int rc;
+
+	if (access("/usr/bin/bwrap", X_OK) != 0 && access("/bin/bwrap", X_OK))
+		cr_skip_test("bubblewrap is not installed");
+	rc = tl_init("{\"root\":\"%s\",\"isolation\":\"bwrap\"}", &inst);
+	if (rc == TASKBOX_E_UNAVAILABLE)
+		cr_skip_test("bubblewrap cannot run here: %s", tl_err);
+	cr_assert_eq(rc, TASKBOX_OK, "%s", tl_err);
+	return inst;
+}
+
 /* Nonzero when a child of process parent runs sleep. */
 static int sleeping_child(long parent)
 {

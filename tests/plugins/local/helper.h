@@ -26,6 +26,9 @@ void tl_teardown(void);
 int tl_init(const char *settings_fmt, void **inst);
 /* init with {"root": tl_root} and assert success. */
 void *tl_init_ok(void);
+/* init with {"root": tl_root, "isolation": "bwrap"}; skips the test where
+ * bubblewrap is not installed or cannot run. */
+void *tl_bwrap_init_ok(void);
 
 /* create (asserting success) and connect. tl_create waits until the new
  * sandbox's reaper has read its deadline and sleeps. */

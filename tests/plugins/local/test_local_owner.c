@@ -478,28 +478,13 @@ Test(local_owner, reaper_removes_the_record)
 	cr_assert(tl_wait_gone(path, 5000), "the reaper left %s", path);
 }
 
-/* A bwrap instance, or a skipped test where bubblewrap cannot run. */
-static void *bwrap_instance(void)
-{
-	void *inst = NULL;
-	int rc;
-
-	if (access("/usr/bin/bwrap", X_OK) != 0 && access("/bin/bwrap", X_OK))
-		cr_skip_test("bubblewrap is not installed");
-	rc = tl_init("{\"root\":\"%s\",\"isolation\":\"bwrap\"}", &inst);
-	if (rc == TASKBOX_E_UNAVAILABLE)
-		cr_skip_test("bubblewrap cannot run here: %s", tl_err);
-	cr_assert_eq(rc, TASKBOX_OK, "%s", tl_err);
-	return inst;
-}
-
 /* Under bubblewrap a command of the sandbox can neither change its owner
  * record nor make one: not at its path (the root is an empty tmpfs there),
  * nor through the /proc of any process outside (the server's, the
  * reaper's). */
 Test(local_owner, bwrap_commands_cannot_touch_the_record)
 {
-	void *inst = bwrap_instance(), *fresh = NULL, *plain, *conn;
+	void *inst = tl_bwrap_init_ok(), *fresh = NULL, *plain, *conn;
 	char id[TASKBOX_SANDBOX_ID_MAX], script[2048], before[600], after[600];
 	char fake[512];
 	struct taskbox_exec_result res;
@@ -562,7 +547,7 @@ Test(local_owner, bwrap_commands_cannot_touch_the_record)
  * or removing it all fail, and the deadline the host reads stays. */
 Test(local_owner, bwrap_commands_cannot_move_the_deadline)
 {
-	void *inst = bwrap_instance(), *fresh = NULL, *conn;
+	void *inst = tl_bwrap_init_ok(), *fresh = NULL, *conn;
 	char id[TASKBOX_SANDBOX_ID_MAX], script[1024];
 	struct taskbox_exec_result res;
 	struct taskbox_sandbox_info before, after;

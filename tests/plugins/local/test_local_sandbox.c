@@ -399,24 +399,9 @@ Test(local_sandbox, init_sweeps_expired_sandboxes)
 	tl_p->ops.fini(inst);
 }
 
-/* A bwrap instance, or a skipped test where bubblewrap cannot run. */
-static void *bwrap_instance(void)
-{
-	void *inst = NULL;
-	int rc;
-
-	if (access("/usr/bin/bwrap", X_OK) != 0 && access("/bin/bwrap", X_OK))
-		cr_skip_test("bubblewrap is not installed");
-	rc = tl_init("{\"root\":\"%s\",\"isolation\":\"bwrap\"}", &inst);
-	if (rc == TASKBOX_E_UNAVAILABLE)
-		cr_skip_test("bubblewrap cannot run here: %s", tl_err);
-	cr_assert_eq(rc, TASKBOX_OK, "%s", tl_err);
-	return inst;
-}
-
 Test(local_sandbox, bwrap_isolation)
 {
-	void *inst = bwrap_instance(), *conn;
+	void *inst = tl_bwrap_init_ok(), *conn;
 	char id[TASKBOX_SANDBOX_ID_MAX], path[512];
 	struct taskbox_exec_result res;
 	struct taskbox_buf data;
@@ -528,7 +513,7 @@ Test(local_sandbox, isolation_is_per_sandbox_not_per_root)
  * read_file's /tmp is the sandbox's however the path spells it. */
 Test(local_sandbox, bwrap_holds_against_the_sandbox_own_commands)
 {
-	void *inst = bwrap_instance(), *again = NULL, *conn, *c2 = NULL;
+	void *inst = tl_bwrap_init_ok(), *again = NULL, *conn, *c2 = NULL;
 	char id[TASKBOX_SANDBOX_ID_MAX], victim[300], script[600], rel[700];
 	struct taskbox_exec_result res;
 	struct taskbox_buf data;
