@@ -52,6 +52,7 @@ VERBS = {
     "wait": (("--root", "--id"),
              ("--wait", "--stdout-offset", "--stderr-offset", "--page-limit",
               "--stdout-page-offset", "--stderr-page-offset")),
+    "watch": (("--root", "--tasks"), ("--wait", "--lease", "--generation")),
 }
 USAGE = ("usage: start --root DIR --id ID --timeout SECONDS [--cwd DIR] "
          "--command TEXT [--stdin null|pipe|tty] [--rows N --cols N] "
@@ -62,7 +63,9 @@ USAGE = ("usage: start --root DIR --id ID --timeout SECONDS [--cwd DIR] "
          "remove --root DIR --id ID | list --root DIR | "
          "wait --root DIR --id ID [--wait SECONDS] [--stdout-offset BYTES] "
          "[--stderr-offset BYTES] [--page-limit BYTES] "
-         "[--stdout-page-offset BYTES] [--stderr-page-offset BYTES]")
+         "[--stdout-page-offset BYTES] [--stderr-page-offset BYTES] | "
+         "watch --root DIR --tasks ID/SO/EO/PL/SPO/EPO,... [--wait SECONDS] "
+         "[--lease NAME --generation N]")
 STDIN_MODES = ("null", "pipe", "tty")
 KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                       "0123456789_.-")
@@ -77,6 +80,13 @@ MAX_CONTROL_LINE = 64
 MAX_OFFSET = 999999999999  # the largest --stdout-offset or --stderr-offset
 WAIT_LOOK = 0.005  # how often the wait verb looks at the task, unwatched
 WATCHED_LOOK = 1.0  # the same, all it waits for watched
+MAX_INTERESTS = 1024  # the most interests of one watch verb
+MAX_PIDFDS = 128  # the most supervisors one watch verb holds a pidfd of
+WATCH_SETTLE = 0.005  # ends that happen together are answered together
+MAX_LEASE = 64
+LEASE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                        "0123456789_-")
+MAX_GENERATION = 9007199254740991
 # inotify(7) event bits: a file renamed in, a file written, the directory
 # deleted or moved; and a watch on a directory only
 IN_MOVED_TO, IN_MODIFY = 0x80, 0x2
@@ -1498,6 +1508,277 @@ def grown(tdir, offsets):
     return False
 
 
+# ---- the watch verb: one per sandbox, every task a host waits on ----
+
+def watch_interests(value):
+    """--tasks as a list of (id, so, eo, pl, spo, epo); so and eo are None
+    when not asked for. Refuses a malformed list naming the interest."""
+    items = value.split(",")
+    if not value or len(items) > MAX_INTERESTS:
+        raise Refusal("invalid", "--tasks: must hold 1 to %d interests, "
+                      "separated by ','" % MAX_INTERESTS)
+    interests = []
+    for n, item in enumerate(items, 1):
+        fields = item.split("/")
+        where = "--tasks: interest %d" % n
+        if len(fields) != 6:
+            raise Refusal("invalid", "%s: must be ID/SO/EO/PL/SPO/EPO" % where)
+        tid = fields[0]
+        if len(tid) != 32 or not HEX.issuperset(tid):
+            raise Refusal("invalid", "%s: the id must be 32 lowercase "
+                          "hexadecimal characters" % where)
+        got = [tid]
+        for i, (what, high, dash) in enumerate(
+                (("stdout offset", MAX_OFFSET, True),
+                 ("stderr offset", MAX_OFFSET, True),
+                 ("page limit", PAGE_LIMIT_MAX, False),
+                 ("stdout page offset", MAX_OFFSET, False),
+                 ("stderr page offset", MAX_OFFSET, False)), 1):
+            field = fields[i]
+            if dash and field == "-":
+                got.append(None)
+                continue
+            number = (int(field) if field.isdigit() and field.isascii()
+                      else None)
+            if number is None or number > high:
+                raise Refusal("invalid", "%s: the %s must be %san integer "
+                              "from 0 to %d" % (where, what,
+                                                "'-' or " if dash else "",
+                                                high))
+            got.append(number)
+        interests.append(tuple(got))
+    return interests
+
+
+def lease_options(opts):
+    """(name, generation) of --lease and --generation, or None."""
+    if "--lease" not in opts and "--generation" not in opts:
+        return None
+    for name, other in (("--lease", "--generation"),
+                        ("--generation", "--lease")):
+        if name not in opts:
+            raise Refusal("invalid", "%s: required with %s" % (name, other))
+    name = opts["--lease"]
+    if not 1 <= len(name) <= MAX_LEASE or not LEASE_CHARS.issuperset(name):
+        raise Refusal("invalid", "--lease: must be 1 to %d characters from "
+                      "A-Z, a-z, 0-9, '_' and '-'" % MAX_LEASE)
+    value = opts["--generation"]
+    number = int(value) if value.isdigit() and value.isascii() else None
+    if number is None or number > MAX_GENERATION:
+        raise Refusal("invalid", "--generation: must be an integer from 0 "
+                      "to %d" % MAX_GENERATION)
+    return name, number
+
+
+def lease_read(path):
+    """The generation the lease file PATH holds, or -1 (none, malformed)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(64).strip()
+    except OSError:
+        return -1
+    return int(raw) if raw.isdigit() and len(raw) <= 16 else -1
+
+
+def lease_take(root, name, generation):
+    """Writes GENERATION into ROOT/.watch/NAME unless it holds a greater
+    one; returns (path, taken). The directory's flock(2) makes the check
+    and the write one step. No root: (None, True), nothing to lease."""
+    ldir = os.path.join(root, ".watch")
+    try:
+        os.mkdir(ldir, 0o700)
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
+        return None, True
+    import fcntl
+    path = os.path.join(ldir, name)
+    dfd = os.open(ldir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(dfd, fcntl.LOCK_EX)
+        if lease_read(path) > generation:
+            return path, False
+        tmp = path + ".tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
+                     0o600)
+        try:
+            write_all(fd, b"%d\n" % generation)
+        finally:
+            os.close(fd)
+        os.rename(tmp, path)
+    finally:
+        os.close(dfd)
+    return path, lease_read(path) <= generation
+
+
+class WatchedTask:
+    """One task of the watch verb's interests and what the last look saw:
+    STATE is "running", "terminal", "gone" or "missing"."""
+
+    def __init__(self, root, tid):
+        self.tdir = os.path.join(root, tid)
+        self.record = None
+        self.state = "running"
+        self.sizes = (0, 0)
+        self.offsets = False
+        self.pidfd = None
+
+    def look(self):
+        if self.state == "terminal":
+            return
+        record = read_status(self.tdir) if os.path.isdir(self.tdir) else None
+        if record is None:
+            self.state = "missing"
+            return
+        gone = record.get("state") not in TERMINAL and supervisor_gone(record)
+        if gone:
+            # A supervisor that just finished wrote its final record.
+            record = read_status(self.tdir) or record
+        self.record = record
+        self.state = ("terminal" if record.get("state") in TERMINAL
+                      else "gone" if gone else "running")
+        if self.offsets and self.state == "running":
+            self.sizes = tuple(log_size(self.tdir, s)
+                               for s in ("stdout", "stderr"))
+
+
+def log_size(tdir, stream):
+    try:
+        return os.stat(os.path.join(tdir, stream)).st_size
+    except OSError:
+        return 0
+
+
+def interest_met(task, so, eo):
+    return task.state != "running" or (so is not None and task.sizes[0] > so) \
+        or (eo is not None and task.sizes[1] > eo)
+
+
+def watch_answer(tasks, interests):
+    """The answer's entries for every interest met at the last look."""
+    answers = []
+    for index, (tid, so, eo, pl, spo, epo) in enumerate(interests):
+        task = tasks[tid]
+        if not interest_met(task, so, eo):
+            continue
+        if task.state == "missing":
+            answers.append({"index": index, "missing": True})
+            continue
+        record = dict(task.record)
+        if task.state == "gone":
+            record["supervisor_gone"] = True
+        if pl:
+            # Read after the record: a terminal record's pages hold every
+            # byte it counts.
+            record["stdout_page"] = read_page(task.tdir, "stdout", spo, pl)
+            record["stderr_page"] = read_page(task.tdir, "stderr", epo, pl)
+        answers.append({"index": index, "record": record})
+    return answers
+
+
+def watch_notifier(tasks, lease_path):
+    """Two inotify descriptors (renamed, written) with their watches: each
+    task directory for a record put in place (and, for tasks with offsets,
+    a log written), the lease's directory for a newer generation. Either
+    may be None."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+    except (ImportError, OSError):
+        return None, None
+    fds = []
+    for _ in range(2):
+        fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        fds.append(fd if fd >= 0 else None)
+    renamed, written = fds
+    base = IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR
+    for task in tasks.values():
+        if renamed is not None:
+            libc.inotify_add_watch(renamed, os.fsencode(task.tdir),
+                                   IN_MOVED_TO | base)
+        if written is not None and task.offsets:
+            libc.inotify_add_watch(written, os.fsencode(task.tdir),
+                                   IN_MODIFY | base)
+    if renamed is not None and lease_path is not None:
+        libc.inotify_add_watch(renamed,
+                               os.fsencode(os.path.dirname(lease_path)),
+                               IN_MOVED_TO | IN_ONLYDIR)
+    return renamed, written
+
+
+def verb_watch(opts):
+    wait = float(int_option("--wait", opts.get("--wait", "3"), 0, 60))
+    interests = watch_interests(opts["--tasks"])
+    lease = lease_options(opts)
+    root = opts["--root"]
+    superseded = {"answers": [], "superseded": True}
+    lease_path = None
+    if lease is not None:
+        lease_path, taken = lease_take(root, lease[0], lease[1])
+        if not taken:
+            say(superseded)
+            return
+    end = time.monotonic() + wait
+    tasks = {}
+    for tid, so, eo, _, _, _ in interests:
+        task = tasks.setdefault(tid, WatchedTask(root, tid))
+        task.offsets = task.offsets or so is not None or eo is not None
+    # The watches are in place before the first look, so nothing falls
+    # between; a pidfd is opened before its supervisor is verified.
+    import select
+    renamed, written = watch_notifier(tasks, lease_path)
+    pidfds = 0
+    for task in tasks.values():
+        try:
+            record = read_status(task.tdir)
+        except Refusal:
+            record = None
+        if (record is not None and record.get("state") not in TERMINAL
+                and pidfds < MAX_PIDFDS):
+            task.pidfd = supervisor_pidfd(record)
+            pidfds += task.pidfd is not None
+    held, answer = False, None
+    while answer is None:
+        if lease_path is not None and lease_read(lease_path) > lease[1]:
+            answer = superseded
+            break
+        for task in tasks.values():
+            task.look()
+        if any(interest_met(tasks[i[0]], i[1], i[2]) for i in interests):
+            # Ends that happen together are answered together.
+            time.sleep(WATCH_SETTLE)
+            for task in tasks.values():
+                task.look()
+            answers = watch_answer(tasks, interests)
+            if answers:
+                answer = {"answers": answers}
+                break
+        left = end - time.monotonic()
+        if left <= 0:
+            answer = {"answers": []}
+            break
+        # As in wait: a write that settled nothing holds the next notice
+        # of a write back for WAIT_LOOK; a task whose supervisor has no
+        # pidfd is looked at every WAIT_LOOK.
+        watched = renamed is not None and (
+            written is not None or not any(t.offsets for t in tasks.values())
+        ) and all(t.pidfd is not None for t in tasks.values()
+                  if t.state == "running")
+        pause = max(0.0, min(WATCHED_LOOK if watched and not held
+                             else WAIT_LOOK, left))
+        fds = [renamed, None if held else written]
+        fds += [t.pidfd for t in tasks.values() if t.pidfd is not None]
+        ready = wait_pause(select, fds, pause)
+        held = written is not None and written in ready
+        read_off((renamed, written))
+    say(answer)
+    # After the answer: closing an inotify descriptor with a watch waits
+    # for the kernel's grace period.
+    for fd in [renamed, written] + [t.pidfd for t in tasks.values()]:
+        if fd is not None:
+            os.close(fd)
+
+
 def verb_remove(opts):
     root, tid = opts["--root"], opts["--id"]
     lock = open_root(root, False)
@@ -1661,7 +1942,8 @@ def main(argv):
         verb, opts = parse_args(argv)
         {"start": verb_start, "cancel": verb_cancel, "write": verb_write,
          "resize": verb_resize, "remove": verb_remove,
-         "list": verb_list, "wait": verb_wait}[verb](opts)
+         "list": verb_list, "wait": verb_wait,
+         "watch": verb_watch}[verb](opts)
         return 0
     except Refusal as e:
         say({"error": e.message, "code": e.code})
