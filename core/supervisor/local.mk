@@ -37,6 +37,8 @@ taskbox_supervisor_SOURCES = core/supervisor/native/main.c \
 	core/supervisor/native/input.c core/supervisor/native/base64.c \
 	core/supervisor/native/signame.c core/supervisor/native/group.c \
 	core/supervisor/native/clock.c core/supervisor/native/wait.c \
+	core/supervisor/native/watch.c core/supervisor/native/watchargs.c \
+	core/supervisor/native/lease.c \
 	core/supervisor/native/sup.h
 taskbox_supervisor_CFLAGS = $(AM_CFLAGS)
 

@@ -56,6 +56,11 @@ static const struct verb_rule verbs[] = {
       {"--page-limit", OPT(page_limit)},
       {"--stdout-page-offset", OPT(stdout_page_offset)},
       {"--stderr-page-offset", OPT(stderr_page_offset)}}},
+    {"watch",
+     {{"--root", OPT(root)}, {"--tasks", OPT(tasks)}},
+     {{"--wait", OPT(wait)},
+      {"--lease", OPT(lease)},
+      {"--generation", OPT(generation)}}},
 };
 
 static const char **slot(struct tb_opts *o, size_t offset)

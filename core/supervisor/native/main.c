@@ -25,7 +25,9 @@ static const char usage[] =
     "remove --root DIR --id ID | list --root DIR | "
     "wait --root DIR --id ID [--wait SECONDS] [--stdout-offset BYTES] "
     "[--stderr-offset BYTES] [--page-limit BYTES] "
-    "[--stdout-page-offset BYTES] [--stderr-page-offset BYTES]";
+    "[--stdout-page-offset BYTES] [--stderr-page-offset BYTES] | "
+    "watch --root DIR --tasks ID/SO/EO/PL/SPO/EPO,... [--wait SECONDS] "
+    "[--lease NAME --generation N]";
 
 _Noreturn void tb_refuse(enum tb_code code, const char *fmt, ...)
 {
@@ -77,7 +79,7 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "start") && strcmp(argv[1], "cancel") &&
 	    strcmp(argv[1], "write") && strcmp(argv[1], "resize") &&
 	    strcmp(argv[1], "remove") && strcmp(argv[1], "list") &&
-	    strcmp(argv[1], "wait"))
+	    strcmp(argv[1], "wait") && strcmp(argv[1], "watch"))
 		tb_refuse(TB_INVALID, "unknown verb '%.200s'; %s", argv[1],
 		          usage);
 	tb_args_parse(argc, argv, &opts);
@@ -93,5 +95,7 @@ int main(int argc, char **argv)
 		return tb_verb_remove(&opts);
 	if (strcmp(opts.verb, "wait") == 0)
 		return tb_verb_wait(&opts);
+	if (strcmp(opts.verb, "watch") == 0)
+		return tb_verb_watch(&opts);
 	return tb_verb_list(&opts);
 }

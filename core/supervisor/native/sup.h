@@ -347,6 +347,7 @@ struct tb_opts {
 	const char *stdin_mode, *rows, *cols, *key, *request, *data, *eof;
 	const char *stdout_offset, *stderr_offset;
 	const char *page_limit, *stdout_page_offset, *stderr_page_offset;
+	const char *tasks, *lease, *generation;
 };
 void tb_args_parse(int argc, char **argv, struct tb_opts *o);
 void tb_check_path(const char *name, const char *value);
@@ -374,5 +375,55 @@ int tb_verb_write(const struct tb_opts *o);
 int tb_verb_resize(const struct tb_opts *o);
 int tb_verb_list(const struct tb_opts *o);
 int tb_verb_wait(const struct tb_opts *o);
+int tb_verb_watch(const struct tb_opts *o);
+
+/* ---- wait.c: what the wait and watch verbs share ---- */
+/* How often a task is looked at, in milliseconds, where nothing tells the
+ * verb of a change; and how long a log written below its offset holds
+ * back the next notice of a write. */
+#define TB_LOOK_MS 5
+/* How often a task is looked at anyway whose supervisor, record and (given
+ * offsets) logs are all watched: a safety net, not a need. */
+#define TB_WATCHED_LOOK_MS 1000
+/* The largest --page-limit: get_task's largest page. */
+#define TB_PAGE_LIMIT_MAX 65536
+/* Appends "STREAM_page":{"offset":O,"size":S,"data":"BASE64"} to OUT: at
+ * most LIMIT bytes of TDIR's log STREAM from OFFSET, read now, and the
+ * log's size after the read (0 and no bytes for a log not created yet). */
+void tb_add_page(struct tb_str *out, const char *tdir, const char *stream,
+                 long long offset, long long limit);
+/* A pidfd of a running record's supervisor, opened before it is verified
+ * (a pid reused after the check cannot be watched instead), or -1 (no
+ * pidfd_open here, a supervisor gone). */
+int tb_supervisor_pidfd(const struct tb_jobject *o);
+/* Reads off the notices queued on inotify descriptor fd (-1: none). */
+void tb_read_off(int fd);
+
+/* ---- watchargs.c: the watch verb's options ---- */
+/* The most interests of one watch verb. */
+#define TB_MAX_INTERESTS 1024
+#define TB_MAX_LEASE 64
+#define TB_MAX_GENERATION 9007199254740991LL
+/* One interest of --tasks; so and eo are -1 when not asked for. */
+struct tb_interest {
+	char id[33];
+	long long so, eo, pl, spo, epo;
+	size_t task; /* its task in the verb's table of distinct ids */
+};
+/* Parses --tasks VALUE into *OUT (malloc'd, *N entries), refusing a
+ * malformed list with the interest's position and the rule. */
+void tb_interests_parse(const char *value, struct tb_interest **out, size_t *n);
+/* Checks --lease and --generation (both or neither); returns the
+ * generation, or -1 when there is no lease. */
+long long tb_lease_options(const struct tb_opts *o);
+
+/* ---- lease.c: the watch verb's lease (<root>/.watch/NAME) ---- */
+/* The generation the lease file PATH holds, or -1 (none, malformed). */
+long long tb_lease_read(const char *path);
+/* Writes GEN into ROOT/.watch/NAME (PATH receives its path) unless it
+ * holds a greater one, under the directory's flock(2). Returns 1 when
+ * taken (also when there is no root: nothing to lease), 0 superseded. */
+int tb_lease_take(const char *root, const char *name, long long gen, char *path,
+                  size_t len);
 
 #endif

@@ -17,18 +17,6 @@
 
 #include "sup.h"
 
-/* How often the task is looked at, in milliseconds, where nothing tells
- * the verb of a change; and how long a log written below its offset holds
- * back the next notice of a write. */
-#define LOOK_MS 5
-
-/* How often a task is looked at anyway whose supervisor, record and (given
- * offsets) logs are all watched: a safety net, not a need. */
-#define WATCHED_LOOK_MS 1000
-
-/* The largest --page-limit: get_task's largest page. */
-#define PAGE_LIMIT_MAX 65536
-
 /* Whether TDIR's log STREAM holds a byte at OFFSET (never when OFFSET is
  * negative: not asked for). */
 static int grown(const char *tdir, const char *stream, long long offset)
@@ -48,11 +36,8 @@ static long long offset_option(const char *name, const char *value)
 	return value ? tb_int_option(name, value, 0, TB_MAX_OFFSET) : -1;
 }
 
-/* Appends "STREAM_page":{"offset":O,"size":S,"data":"BASE64"} to OUT: at
- * most LIMIT bytes of TDIR's log STREAM from OFFSET, read now, and the
- * log's size after the read (0 and no bytes for a log not created yet). */
-static void add_page(struct tb_str *out, const char *tdir, const char *stream,
-                     long long offset, long long limit)
+void tb_add_page(struct tb_str *out, const char *tdir, const char *stream,
+                 long long offset, long long limit)
 {
 	char path[TB_MAX_PATH + 80];
 	unsigned char *buf = malloc((size_t)limit);
@@ -113,7 +98,7 @@ static void page_options(const struct tb_opts *opts, struct pages *p)
 		          "--stderr-page-offset: only with --page-limit");
 	p->limit = opts->page_limit
 	               ? tb_int_option("--page-limit", opts->page_limit, 1,
-	                               PAGE_LIMIT_MAX)
+	                               TB_PAGE_LIMIT_MAX)
 	               : 0;
 	p->stdout_at = opts->stdout_page_offset
 	                   ? offset_option("--stdout-page-offset",
@@ -136,15 +121,12 @@ static void add_extras(struct tb_str *extra, const struct pages *p,
 		return;
 	if (extra->len)
 		tb_str_cstr(extra, ",");
-	add_page(extra, tdir, "stdout", p->stdout_at, p->limit);
+	tb_add_page(extra, tdir, "stdout", p->stdout_at, p->limit);
 	tb_str_cstr(extra, ",");
-	add_page(extra, tdir, "stderr", p->stderr_at, p->limit);
+	tb_add_page(extra, tdir, "stderr", p->stderr_at, p->limit);
 }
 
-/* A pidfd of a running record's supervisor, opened before it is verified
- * (a pid reused after the check cannot be watched instead), or -1 (no
- * pidfd_open here, a supervisor gone). */
-static int supervisor_pidfd(const struct tb_jobject *o)
+int tb_supervisor_pidfd(const struct tb_jobject *o)
 {
 	int fd = -1;
 #ifdef SYS_pidfd_open
@@ -177,8 +159,7 @@ static int dir_notifier(const char *tdir, uint32_t mask)
 	return fd;
 }
 
-/* Reads off the notices queued on inotify descriptor fd (-1: none). */
-static void read_off(int fd)
+void tb_read_off(int fd)
 {
 	char buf[4096];
 
@@ -232,7 +213,7 @@ int tb_verb_wait(const struct tb_opts *opts)
 	 * are given, a log written end a pause at once. The watches are in
 	 * place before the first look, so nothing falls between. */
 	if (!tb_state_terminal(o)) {
-		pidfd = supervisor_pidfd(o);
+		pidfd = tb_supervisor_pidfd(o);
 		renamed = dir_notifier(tdir, IN_MOVED_TO);
 		if ((out_at >= 0 || err_at >= 0) && renamed >= 0)
 			written = dir_notifier(tdir, IN_MODIFY);
@@ -254,18 +235,18 @@ int tb_verb_wait(const struct tb_opts *opts)
 			break;
 		/* A write that settled nothing (a log written below its
 		 * offset) holds the next one back: a task that writes all the
-		 * time is looked at every LOOK_MS, not at each write. The
+		 * time is looked at every TB_LOOK_MS, not at each write. The
 		 * record put in place and the supervisor's exit still end the
 		 * pause at once. */
 		watched = pidfd >= 0 && renamed >= 0 &&
 		          (written >= 0 || (out_at < 0 && err_at < 0));
-		pause = watched && !held ? WATCHED_LOOK_MS : LOOK_MS;
+		pause = watched && !held ? TB_WATCHED_LOOK_MS : TB_LOOK_MS;
 		fds[0] = pidfd;
 		fds[1] = renamed;
 		fds[2] = held ? -1 : written;
 		held = (pause_ms(fds, left < pause ? left : pause) & 4u) != 0;
-		read_off(renamed);
-		read_off(written);
+		tb_read_off(renamed);
+		tb_read_off(written);
 		if (stat(tdir, &st) < 0)
 			tb_refuse(TB_NOT_FOUND, "task %s was removed",
 			          opts->id);
