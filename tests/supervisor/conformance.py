@@ -1630,6 +1630,324 @@ class TestWaitVerb(SupervisorCase):
         self.refused("not_found", "wait", "--root", ROOT, "--id", new_id())
 
 
+def interest(tid, so="-", eo="-", pl=0, spo=0, epo=0):
+    """One interest of the watch verb's --tasks."""
+    return "%s/%s/%s/%d/%d/%d" % (tid, so, eo, pl, spo, epo)
+
+
+class TestWatchVerb(SupervisorCase):
+    """The watch verb answers for many tasks at once: every interest met
+    (a task ended, its supervisor gone, a log past an offset, a task
+    missing), or nothing when its time is up or a newer generation of its
+    lease supersedes it."""
+
+    watching_verb = TestWaitVerb.watching_verb
+
+    def watched(self, interests, *options):
+        """(seconds the verb took, the object it printed)."""
+        began = time.monotonic()
+        code, obj = self.call("watch", "--root", ROOT, "--tasks",
+                              ",".join(interests), *options)
+        self.assertEqual(code, 0, obj)
+        return time.monotonic() - began, obj
+
+    def background(self, interests, *options):
+        """A watch verb running in the background, and its pid once it
+        watches."""
+        proc = subprocess.Popen(
+            PREFIX + ["watch", "--root", ROOT, "--tasks",
+                      ",".join(interests)] + list(options),
+            cwd=self.home, env=self.env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return proc, self.watching_verb(proc)
+
+    def answer(self, proc):
+        out, _ = proc.communicate(timeout=PATIENCE)
+        self.assertEqual(proc.returncode, 0, out)
+        lines = out.decode().splitlines()
+        self.assertEqual(len(lines), 1, out)
+        return json.loads(lines[0])
+
+    def test_answers_when_one_of_several_ends(self):
+        busy = [self.start("sleep 30")["task_id"] for _ in range(2)]
+        tid = self.start("sleep 0.5; echo done")["task_id"]
+        took, obj = self.watched([interest(busy[0]), interest(tid),
+                                  interest(busy[1], so=0)], "--wait", "60")
+        self.assertEqual(obj, {"answers": [{"index": 1,
+                                            "record": self.status(tid)}]})
+        self.assertEqual(obj["answers"][0]["record"]["state"], "succeeded")
+        self.assertLess(took, PATIENCE / 2)  # did not sit out its 60 s
+
+    def test_ends_together_are_answered_together(self):
+        done = [self.run_task("exit %d" % n) for n in (1, 2)]
+        busy = self.start("sleep 30")["task_id"]
+        ids = [busy, done[0]["task_id"], done[1]["task_id"]]
+        _, obj = self.watched([interest(t) for t in ids] +
+                              [interest(ids[1], so=99)], "--wait", "60")
+        self.assertEqual(obj, {"answers": [
+            {"index": 1, "record": done[0]}, {"index": 2, "record": done[1]},
+            {"index": 3, "record": done[0]}]})
+        # Two tasks that end while the verb cannot look (stopped): it
+        # answers both in one line once it looks again.
+        live = [self.start("sleep 30") for _ in range(2)]
+        proc, verb = self.background(
+            [interest(busy)] + [interest(r["task_id"]) for r in live],
+            "--wait", "60")
+        os.kill(verb, signal.SIGSTOP)
+        try:
+            for record in live:
+                os.killpg(record["pgid"], signal.SIGKILL)
+            ended = [self.wait_terminal(r["task_id"]) for r in live]
+        finally:
+            os.kill(verb, signal.SIGCONT)
+        obj = self.answer(proc)
+        self.assertEqual(obj, {"answers": [{"index": 1, "record": ended[0]},
+                                           {"index": 2, "record": ended[1]}]})
+        self.assertEqual(ended[0]["exit_code"], 137)
+
+    def test_offsets(self):
+        tid = self.start("echo hi; echo oops >&2; sleep 30")["task_id"]
+        self.wait_output(tid, b"hi\n")
+        self.wait_output(tid, b"oops\n", "stderr")
+        took, obj = self.watched([interest(tid, so=3, eo=5)], "--wait", "1")
+        self.assertEqual(obj, {"answers": []})
+        self.assertGreaterEqual(took, 0.9)
+        _, obj = self.watched([interest(tid, so=3), interest(tid, so=2),
+                               interest(tid, eo=4)], "--wait", "60")
+        self.assertEqual([a["index"] for a in obj["answers"]], [1, 2])
+        self.assertEqual(obj["answers"][0]["record"]["state"], "running")
+        # A log that grows past its offset while the verb waits.
+        for stream, redirect in (("stdout", ""), ("stderr", " >&2")):
+            tid = self.start("sleep 0.3; echo hi%s; sleep 30"
+                             % redirect)["task_id"]
+            asked = {"so": 0} if stream == "stdout" else {"eo": 0}
+            took, obj = self.watched([interest(tid, **asked)], "--wait",
+                                     "60")
+            self.assertEqual(len(obj["answers"]), 1, obj)
+            self.assertEqual(obj["answers"][0]["record"]["state"], "running")
+            self.assertGreater(os.path.getsize(self.path(tid, stream)), 0)
+            self.assertLess(took, PATIENCE / 2)
+
+    def test_pages_are_those_of_wait(self):
+        done = self.run_task("printf 'a\\000\\377bc'; printf oops >&2")
+        tid = done["task_id"]
+        _, obj = self.watched([interest(tid, pl=3, spo=1),
+                               interest(tid, pl=65536, spo=5, epo=99),
+                               interest(tid)])
+        records = [a["record"] for a in obj["answers"]]
+        self.assertEqual([a["index"] for a in obj["answers"]], [0, 1, 2])
+        self.assertEqual(records[0].pop("stdout_page"), {
+            "offset": 1, "size": 5,
+            "data": base64.b64encode(b"\x00\xffb").decode()})
+        self.assertEqual(records[0].pop("stderr_page"), {
+            "offset": 0, "size": 4, "data": base64.b64encode(b"oop").decode()})
+        self.assertEqual(records[1].pop("stdout_page"),
+                         {"offset": 5, "size": 5, "data": ""})
+        self.assertEqual(records[1].pop("stderr_page"),
+                         {"offset": 99, "size": 4, "data": ""})
+        self.assertEqual(records, [done] * 3)
+        # A running task's page, read when output past the offset answers;
+        # the same as the wait verb's.
+        tid = self.start("sleep 0.3; echo hi; sleep 30")["task_id"]
+        _, obj = self.watched([interest(tid, so=0, pl=100)], "--wait", "60")
+        record = obj["answers"][0]["record"]
+        page = record["stdout_page"]
+        self.assertEqual(base64.b64decode(page["data"]), b"hi\n")
+        self.assertEqual((page["offset"], page["size"]), (0, 3))
+        _, waited = self.call("wait", "--root", ROOT, "--id", tid,
+                              "--stdout-offset", "0", "--page-limit", "100")
+        self.assertEqual(record, waited)
+
+    def test_a_missing_task_answers_while_others_wait(self):
+        busy = self.start("sleep 30")["task_id"]
+        empty = new_id()
+        os.makedirs(self.path(empty), 0o700)  # a start that died early
+        ghost = new_id()
+        took, obj = self.watched([interest(busy, so=0), interest(ghost),
+                                  interest(empty)], "--wait", "60")
+        self.assertEqual(obj, {"answers": [{"index": 1, "missing": True},
+                                           {"index": 2, "missing": True}]})
+        self.assertLess(took, PATIENCE / 2)
+        # A task removed while the verb waits (stopped, so that it does
+        # not see the end first) is missing then.
+        gone = self.start("sleep 30")
+        proc, verb = self.background([interest(busy),
+                                      interest(gone["task_id"])],
+                                     "--wait", "60")
+        os.kill(verb, signal.SIGSTOP)
+        try:
+            os.killpg(gone["pgid"], signal.SIGKILL)
+            self.wait_terminal(gone["task_id"])
+            code, obj = self.call("remove", "--root", ROOT, "--id",
+                                  gone["task_id"])
+            self.assertEqual(code, 0, obj)
+        finally:
+            os.kill(verb, signal.SIGCONT)
+        self.assertEqual(self.answer(proc),
+                         {"answers": [{"index": 1, "missing": True}]})
+
+    def test_time_up_answers_nothing(self):
+        tid = self.start("sleep 30")["task_id"]
+        took, obj = self.watched([interest(tid), interest(tid, so=0, eo=0)],
+                                 "--wait", "1")
+        self.assertEqual(obj, {"answers": []})
+        self.assertGreaterEqual(took, 0.9)
+        self.assertLess(took, PATIENCE / 2)
+        took, obj = self.watched([interest(tid)], "--wait", "0")
+        self.assertEqual(obj, {"answers": []})
+
+    def test_many_tasks_few_descriptors(self):
+        """200 interests over 100 running tasks: the verb holds at most a
+        couple of descriptors per task, and answers for all of them once
+        they all ended."""
+        records = [self.start("sleep 30") for _ in range(100)]
+        interests = []
+        for record in records:
+            interests += [interest(record["task_id"]),
+                          interest(record["task_id"], so=0, pl=16)]
+        proc, verb = self.background(interests, "--wait", "60")
+        fds = len(os.listdir("/proc/%d/fd" % verb))
+        self.assertLess(fds, 2 * len(records) + 16)
+        os.kill(verb, signal.SIGSTOP)
+        try:
+            for record in records:
+                os.killpg(record["pgid"], signal.SIGKILL)
+            ended = [self.wait_terminal(r["task_id"]) for r in records]
+        finally:
+            os.kill(verb, signal.SIGCONT)
+        obj = self.answer(proc)
+        self.assertEqual([a["index"] for a in obj["answers"]],
+                         list(range(200)))
+        for n, record in enumerate(ended):
+            self.assertEqual(obj["answers"][2 * n]["record"], record)
+            page = obj["answers"][2 * n + 1]["record"]["stdout_page"]
+            self.assertEqual(page, {"offset": 0, "size": 0, "data": ""})
+
+    def test_a_killed_supervisor_answers_gone(self):
+        record = self.start("sleep 30")
+        busy = self.start("sleep 30")["task_id"]
+        tid = record["task_id"]
+        proc, _ = self.background([interest(busy), interest(tid, pl=8)],
+                                  "--wait", "60")
+        os.kill(record["supervisor_pid"], signal.SIGKILL)
+        obj = self.answer(proc)
+        reap_orphans()
+        self.assertEqual([a["index"] for a in obj["answers"]], [1])
+        after = obj["answers"][0]["record"]
+        self.assertEqual(after["state"], "running")
+        self.assertIs(after["supervisor_gone"], True)
+        self.assertEqual(after["stdout_page"],
+                         {"offset": 0, "size": 0, "data": ""})
+        self.call("cancel", "--root", ROOT, "--id", tid)
+
+    def test_malformed_tasks_are_refused(self):
+        tid = new_id()
+        good = interest(tid)
+        cases = [
+            ("", None), (",".join([good] * 1025), None),
+            (good + "," + good[:-2], "interest 2"),
+            (good + ",," + good, "interest 2"),
+            (good + "," + tid[:31] + "/-/-/0/0/0", "interest 2"),
+            (tid.upper() + "/-/-/0/0/0", "interest 1"),
+            ("../" + tid[3:] + "/-/-/0/0/0", "interest 1"),
+            (good + "/0", "interest 1"),
+            (good + "," + good + "," + tid + "/x/-/0/0/0", "interest 3"),
+            (tid + "/-1/-/0/0/0", "interest 1"),
+            (tid + "/-/1000000000000/0/0/0", "interest 1"),
+            (tid + "/-/-/65537/0/0", "interest 1"),
+            (tid + "/-/-/-/0/0", "interest 1"),
+            (tid + "/-/-/1/-/0", "interest 1"),
+            (tid + "/-/-/1/0/", "interest 1"),
+            (tid + "/-/-/1/0/1000000000000", "interest 1"),
+        ]
+        for value, where in cases:
+            with self.subTest(value=value[:80]):
+                obj = self.refused("invalid", "watch", "--root", ROOT,
+                                   "--tasks", value)
+                self.assertIn("--tasks", obj["error"])
+                if where:
+                    self.assertIn(where + ":", obj["error"])
+        base = ["watch", "--root", ROOT, "--tasks", good]
+        for extra, name in ((["--wait", "61"], "--wait"),
+                            (["--lease", "a"], "--generation"),
+                            (["--generation", "1"], "--lease"),
+                            (["--lease", "", "--generation", "1"], "--lease"),
+                            (["--lease", "a/b", "--generation", "1"],
+                             "--lease"),
+                            (["--lease", ".x", "--generation", "1"],
+                             "--lease"),
+                            (["--lease", "x" * 65, "--generation", "1"],
+                             "--lease"),
+                            (["--lease", "a", "--generation", "-1"],
+                             "--generation"),
+                            (["--lease", "a", "--generation",
+                              "9007199254740992"], "--generation"),
+                            (["--id", tid], "--id")):
+            with self.subTest(extra=extra):
+                obj = self.refused("invalid", *(base + extra))
+                self.assertIn(name, obj["error"])
+        self.refused("invalid", "watch", "--root", ROOT)
+        self.assertFalse(os.path.exists(os.path.join(self.home, ROOT)))
+
+    def test_a_newer_generation_supersedes(self):
+        tid = self.start("sleep 30")["task_id"]
+        first, _ = self.background([interest(tid)], "--wait", "60",
+                                   "--lease", "host-1", "--generation", "1")
+        began = time.monotonic()
+        second, _ = self.background([interest(tid)], "--wait", "60",
+                                    "--lease", "host-1", "--generation", "2")
+        self.assertEqual(self.answer(first),
+                         {"answers": [], "superseded": True})
+        self.assertLess(time.monotonic() - began, PATIENCE / 4)
+        time.sleep(0.5)
+        self.assertIsNone(second.poll(), "the newer verb keeps waiting")
+        with open(os.path.join(self.home, ROOT, ".watch", "host-1")) as f:
+            self.assertEqual(int(f.read()), 2)
+        # Another lease's name is another lease.
+        took, obj = self.watched([interest(tid)], "--wait", "1", "--lease",
+                                 "host-2", "--generation", "0")
+        self.assertEqual(obj, {"answers": []})
+        self.call("cancel", "--root", ROOT, "--id", tid)
+        obj = self.answer(second)
+        self.assertEqual(obj["answers"][0]["record"]["state"], "cancelled")
+
+    def test_an_older_generation_is_superseded_at_once(self):
+        tid = self.start("sleep 30")["task_id"]
+        _, obj = self.watched([interest(tid)], "--wait", "0", "--lease",
+                              "L", "--generation", "9007199254740991")
+        self.assertEqual(obj, {"answers": []})
+        took, obj = self.watched([interest(tid)], "--wait", "60", "--lease",
+                                 "L", "--generation", "5")
+        self.assertEqual(obj, {"answers": [], "superseded": True})
+        self.assertLess(took, PATIENCE / 2)
+        # The same generation again is not superseded.
+        _, obj = self.watched([interest(tid)], "--wait", "0", "--lease",
+                              "L", "--generation", "9007199254740991")
+        self.assertEqual(obj, {"answers": []})
+        self.assertEqual(os.stat(os.path.join(self.home, ROOT, ".watch"))
+                         .st_mode & 0o777, 0o700)
+
+    def test_the_lease_disturbs_no_other_verb(self):
+        tids = sorted(self.start("sleep 30")["task_id"] for _ in range(2))
+        self.watched([interest(tids[0])], "--wait", "0", "--lease", "h",
+                     "--generation", "1")
+        self.assertTrue(os.path.isdir(os.path.join(self.home, ROOT,
+                                                   ".watch")))
+        _, listed = self.call("list", "--root", ROOT)
+        self.assertEqual(sorted(r["task_id"] for r in listed["tasks"]), tids)
+        for verb in ("remove", "cancel", "wait"):
+            obj = self.refused("invalid", verb, "--root", ROOT, "--id",
+                               ".watch")
+            self.assertIn("--id", obj["error"])
+        # Tasks can still be started up to the limit's count.
+        code, obj = self.call("start", "--root", ROOT, "--id", new_id(),
+                              "--timeout", "5", "--command", "true")
+        self.assertEqual(code, 0, obj)
+        if OTHER:
+            _, listed = self.call("list", "--root", ROOT, prefix=OTHER)
+            self.assertEqual(len(listed["tasks"]), 3)
+
+
 class TestTwoImplementations(SupervisorCase):
     """Both implementations share the files: a task started by one is
     listed, cancelled and removed by the other."""
