@@ -91,6 +91,7 @@ MAX_GENERATION = 9007199254740991
 # deleted or moved; and a watch on a directory only
 IN_MOVED_TO, IN_MODIFY = 0x80, 0x2
 IN_DELETE_SELF, IN_MOVE_SELF, IN_ONLYDIR = 0x400, 0x800, 0x1000000
+IN_IGNORED, IN_Q_OVERFLOW = 0x8000, 0x4000  # a watch gone, notices lost
 PAGE_LIMIT_MAX = 65536  # the largest --page-limit: get_task's largest page
 ENDED_BY = {"cancelled": "cancel", "timed_out": "timeout"}
 SIGNAL_NAMES = ("SIGHUP SIGINT SIGQUIT SIGILL SIGTRAP SIGABRT SIGBUS SIGFPE "
@@ -1679,13 +1680,13 @@ def watch_answer(tasks, interests):
 def watch_notifier(tasks, lease_path):
     """Two inotify descriptors (renamed, written) with their watches: each
     task directory for a record put in place (and, for tasks with offsets,
-    a log written), the lease's directory for a newer generation. Either
-    may be None."""
+    a log written), the lease's directory for a newer generation (its watch
+    the third value). Any may be None."""
     try:
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
     except (ImportError, OSError):
-        return None, None
+        return None, None, None
     fds = []
     for _ in range(2):
         fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -1699,11 +1700,58 @@ def watch_notifier(tasks, lease_path):
         if written is not None and task.offsets:
             libc.inotify_add_watch(written, os.fsencode(task.tdir),
                                    IN_MODIFY | base)
+    lease_wd = None
     if renamed is not None and lease_path is not None:
-        libc.inotify_add_watch(renamed,
-                               os.fsencode(os.path.dirname(lease_path)),
-                               IN_MOVED_TO | IN_ONLYDIR)
-    return renamed, written
+        lease_wd = libc.inotify_add_watch(
+            renamed, os.fsencode(os.path.dirname(lease_path)),
+            IN_MOVED_TO | IN_ONLYDIR)
+    return renamed, written, lease_wd
+
+
+def watch_look(tasks, interests, lease_path, lease):
+    """Looks at every task; returns the answer when it is time for one
+    (superseded, or an interest met), else None."""
+    if lease_path is not None and lease_read(lease_path) > lease[1]:
+        return {"answers": [], "superseded": True}
+    for task in tasks.values():
+        task.look()
+    if not any(interest_met(tasks[i[0]], i[1], i[2]) for i in interests):
+        return None
+    # Ends that happen together are answered together.
+    time.sleep(WATCH_SETTLE)
+    for task in tasks.values():
+        task.look()
+    answers = watch_answer(tasks, interests)
+    return {"answers": answers} if answers else None
+
+
+def notices(fd, lease_wd, lease, names):
+    """Reads off the notices queued on inotify descriptor FD; True when
+    one matters: a directory gone or the queue overflowed, the lease
+    renamed into its directory (watch LEASE_WD), or a file of NAMES. A
+    heartbeat rewritten in each task directory every second wakes the
+    verb but does not make it look."""
+    import struct
+    hit = False
+    while True:
+        try:
+            buf = os.read(fd, 4096)
+        except BlockingIOError:
+            return hit
+        if not buf:
+            return hit
+        at = 0
+        while at + 16 <= len(buf):
+            wd, mask, _, size = struct.unpack_from("iIII", buf, at)
+            name = buf[at + 16:at + 16 + size].rstrip(b"\0")
+            at += 16 + size
+            if mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED
+                       | IN_Q_OVERFLOW):
+                hit = True
+            elif lease_wd is not None and wd == lease_wd:
+                hit = hit or name == lease[0].encode()
+            elif name in names:
+                hit = True
 
 
 def verb_watch(opts):
@@ -1726,7 +1774,7 @@ def verb_watch(opts):
     # The watches are in place before the first look, so nothing falls
     # between; a pidfd is opened before its supervisor is verified.
     import select
-    renamed, written = watch_notifier(tasks, lease_path)
+    renamed, written, lease_wd = watch_notifier(tasks, lease_path)
     pidfds = 0
     for task in tasks.values():
         try:
@@ -1737,40 +1785,37 @@ def verb_watch(opts):
                 and pidfds < MAX_PIDFDS):
             task.pidfd = supervisor_pidfd(record)
             pidfds += task.pidfd is not None
-    held, answer = False, None
+    held, due, look_at, answer = False, True, 0.0, None
     while answer is None:
-        if lease_path is not None and lease_read(lease_path) > lease[1]:
-            answer = superseded
-            break
-        for task in tasks.values():
-            task.look()
-        if any(interest_met(tasks[i[0]], i[1], i[2]) for i in interests):
-            # Ends that happen together are answered together.
-            time.sleep(WATCH_SETTLE)
-            for task in tasks.values():
-                task.look()
-            answers = watch_answer(tasks, interests)
-            if answers:
-                answer = {"answers": answers}
+        if due:
+            answer = watch_look(tasks, interests, lease_path, lease)
+            if answer is not None:
                 break
-        left = end - time.monotonic()
-        if left <= 0:
+            # As in wait: a write that settled nothing holds the next
+            # notice of a write back for WAIT_LOOK; a task whose
+            # supervisor has no pidfd is looked at every WAIT_LOOK.
+            watched = renamed is not None and (
+                written is not None
+                or not any(t.offsets for t in tasks.values())
+            ) and all(t.pidfd is not None for t in tasks.values()
+                      if t.state == "running")
+            look_at = time.monotonic() + (WATCHED_LOOK if watched
+                                          and not held else WAIT_LOOK)
+        now = time.monotonic()
+        if now >= end:
             answer = {"answers": []}
             break
-        # As in wait: a write that settled nothing holds the next notice
-        # of a write back for WAIT_LOOK; a task whose supervisor has no
-        # pidfd is looked at every WAIT_LOOK.
-        watched = renamed is not None and (
-            written is not None or not any(t.offsets for t in tasks.values())
-        ) and all(t.pidfd is not None for t in tasks.values()
-                  if t.state == "running")
-        pause = max(0.0, min(WATCHED_LOOK if watched and not held
-                             else WAIT_LOOK, left))
         fds = [renamed, None if held else written]
         fds += [t.pidfd for t in tasks.values() if t.pidfd is not None]
-        ready = wait_pause(select, fds, pause)
-        held = written is not None and written in ready
-        read_off((renamed, written))
+        ready = wait_pause(select, fds, max(0.0, min(look_at, end) - now))
+        wrote = written in ready and notices(written, None, None,
+                                             (b"stdout", b"stderr"))
+        put = renamed in ready and notices(renamed, lease_wd, lease,
+                                           (b"status.json",))
+        due = (wrote or put or any(fd in ready for fd in fds[2:])
+               or time.monotonic() >= look_at)
+        if due:
+            held = wrote
     say(answer)
     # After the answer: closing an inotify descriptor with a watch waits
     # for the kernel's grace period.

@@ -1800,7 +1800,8 @@ class TestWatchVerb(SupervisorCase):
         """200 interests over 100 running tasks: the verb holds at most a
         couple of descriptors per task, and answers for all of them once
         they all ended."""
-        records = [self.start("sleep 30") for _ in range(100)]
+        # Starting them may take a while under a busy python3.
+        records = [self.start("sleep 600", timeout=900) for _ in range(100)]
         interests = []
         for record in records:
             interests += [interest(record["task_id"]),
@@ -1822,6 +1823,26 @@ class TestWatchVerb(SupervisorCase):
             self.assertEqual(obj["answers"][2 * n]["record"], record)
             page = obj["answers"][2 * n + 1]["record"]["stdout_page"]
             self.assertEqual(page, {"offset": 0, "size": 0, "data": ""})
+
+    def test_quiet_tasks_are_not_looked_at(self):
+        """With the directories and the supervisors watched, the verb
+        reads next to nothing while its tasks are quiet; an end still
+        wakes it."""
+        tids = [self.start("sleep 30")["task_id"] for _ in range(3)]
+        proc, verb = self.background(
+            [interest(t, so=0, eo=0) for t in tids] + [interest(tids[0])],
+            "--wait", "60")
+        time.sleep(0.5)  # past its first look (and python3's imports)
+        if "anon_inode:[pidfd]" in fd_kinds(verb):
+            before = read_syscalls(verb)
+            time.sleep(1)
+            # A look reads three records and three /proc entries: 200
+            # looks a second without the watches.
+            self.assertLess(read_syscalls(verb) - before, 40)
+        self.call("cancel", "--root", ROOT, "--id", tids[1])
+        obj = self.answer(proc)
+        self.assertEqual([a["index"] for a in obj["answers"]], [1])
+        self.assertEqual(obj["answers"][0]["record"]["state"], "cancelled")
 
     def test_a_killed_supervisor_answers_gone(self):
         record = self.start("sleep 30")

@@ -37,6 +37,8 @@ struct watch {
 	struct wtask *t;
 	int renamed, written;
 	char lease[TB_MAX_PATH + 96]; /* empty: no lease */
+	const char *lease_name;
+	int lease_wd; /* the watch of the lease's directory, or -1 */
 	long long gen;
 };
 
@@ -186,6 +188,7 @@ static void watches_make(struct watch *w)
 	const uint32_t base = IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
 	size_t pidfds = 0;
 
+	w->lease_wd = -1;
 	w->renamed = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	w->written = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	for (size_t i = 0; i < w->ntasks; i++) {
@@ -206,7 +209,8 @@ static void watches_make(struct watch *w)
 		slash = strrchr(dir, '/');
 		if (slash)
 			*slash = '\0';
-		inotify_add_watch(w->renamed, dir, IN_MOVED_TO | IN_ONLYDIR);
+		w->lease_wd = inotify_add_watch(w->renamed, dir,
+		                                IN_MOVED_TO | IN_ONLYDIR);
 	}
 	for (size_t i = 0; i < w->ntasks && pidfds < MAX_PIDFDS; i++) {
 		struct wtask *t = &w->t[i];
@@ -237,11 +241,13 @@ static int all_watched(const struct watch *w)
 }
 
 /* Pauses MS, or less once one of W's descriptors is readable (the written
- * one left out when HELD). Returns whether the written one was. */
-static int pause_ms(const struct watch *w, struct pollfd *p, int held,
-                    long long ms)
+ * one left out when HELD). Returns a mask: 1 the renamed notices, 2 the
+ * written ones, 4 a supervisor's pidfd. */
+static unsigned pause_ms(const struct watch *w, struct pollfd *p, int held,
+                         long long ms)
 {
 	size_t n = 0;
+	unsigned ready = 0;
 
 	p[n++] = (struct pollfd){.fd = w->renamed, .events = POLLIN};
 	p[n++] =
@@ -255,7 +261,45 @@ static int pause_ms(const struct watch *w, struct pollfd *p, int held,
 			tb_sleep_ms((long)ms);
 		return 0;
 	}
-	return p[1].fd >= 0 && (p[1].revents & POLLIN);
+	for (size_t i = 0; i < n; i++)
+		if (p[i].fd >= 0 && (p[i].revents & POLLIN))
+			ready |= i == 0 ? 1u : i == 1 ? 2u : 4u;
+	return ready;
+}
+
+/* Reads off the notices queued on W's inotify descriptor FD; returns
+ * whether one matters: a directory gone or the queue overflowed, the lease
+ * renamed into its directory, or (LOGS) a log written, else a record put
+ * in place. A heartbeat rewritten every second in each task directory
+ * wakes the verb but does not make it look. */
+static int notices(const struct watch *w, int fd, int logs)
+{
+	const uint32_t self =
+	    IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_Q_OVERFLOW;
+	char buf[4096]
+	    __attribute__((aligned(__alignof__(struct inotify_event))));
+	int hit = 0;
+	ssize_t n;
+
+	while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *e = (const void *)p;
+
+			p += sizeof(*e) + e->len;
+			if (e->mask & self)
+				hit = 1;
+			else if (!e->len)
+				continue;
+			else if (e->wd == w->lease_wd)
+				hit |= strcmp(e->name, w->lease_name) == 0;
+			else if (logs)
+				hit |= strcmp(e->name, "stdout") == 0 ||
+				       strcmp(e->name, "stderr") == 0;
+			else
+				hit |= strcmp(e->name, "status.json") == 0;
+		}
+	}
+	return hit;
 }
 
 static int superseded(const struct watch *w)
@@ -263,49 +307,69 @@ static int superseded(const struct watch *w)
 	return w->lease[0] && tb_lease_read(w->lease) > w->gen;
 }
 
+/* Looks at every task; writes the answer to OUT and returns 1 when it is
+ * time for one (superseded, or an interest met). */
+static int look_and_answer(struct watch *w, struct tb_str *out)
+{
+	size_t at = out->len;
+
+	if (superseded(w)) {
+		tb_str_cstr(out, "{\"answers\":[],\"superseded\":true}");
+		return 1;
+	}
+	look_all(w);
+	if (!any_met(w))
+		return 0;
+	/* Ends that happen together are answered together. */
+	tb_sleep_ms(SETTLE_MS);
+	look_all(w);
+	tb_str_cstr(out, "{\"answers\":[");
+	if (answers(w, out)) {
+		tb_str_cstr(out, "]}");
+		return 1;
+	}
+	out->len = at; /* a record seen missing came back */
+	return 0;
+}
+
 /* Waits until an interest is met, the time is up or the lease is
  * superseded, and writes the answer's line to OUT. */
 static void watch_loop(struct watch *w, long long end, struct tb_str *out)
 {
 	struct pollfd *p = malloc((w->ntasks + 2) * sizeof(*p));
-	int held = 0;
+	long long look_at = 0;
+	int held = 0, due = 1;
 
 	if (!p)
 		tb_oom();
 	for (;;) {
-		long long left, pause;
+		long long now, ms;
+		unsigned ready;
+		int wrote;
 
-		if (superseded(w)) {
-			tb_str_cstr(out,
-			            "{\"answers\":[],\"superseded\":true}");
-			break;
-		}
-		look_all(w);
-		if (any_met(w)) {
-			size_t at = out->len;
-
-			tb_sleep_ms(SETTLE_MS);
-			look_all(w);
-			tb_str_cstr(out, "{\"answers\":[");
-			if (answers(w, out)) {
-				tb_str_cstr(out, "]}");
+		if (due) {
+			if (look_and_answer(w, out))
 				break;
-			}
-			out->len = at; /* a record seen missing came back */
+			/* As in wait: a write that settled nothing holds the
+			 * next notice of a write back for TB_LOOK_MS; the
+			 * records put in place and the supervisors' exits
+			 * still wake the verb. */
+			look_at = tb_mono_ms() + (all_watched(w) && !held
+			                              ? TB_WATCHED_LOOK_MS
+			                              : TB_LOOK_MS);
 		}
-		left = end - tb_mono_ms();
-		if (left <= 0) {
+		now = tb_mono_ms();
+		if (now >= end) {
 			tb_str_cstr(out, "{\"answers\":[]}");
 			break;
 		}
-		/* As in wait: a write that settled nothing holds the next
-		 * notice of a write back for TB_LOOK_MS; the records put in
-		 * place and the supervisors' exits still wake the verb. */
-		pause =
-		    all_watched(w) && !held ? TB_WATCHED_LOOK_MS : TB_LOOK_MS;
-		held = pause_ms(w, p, held, left < pause ? left : pause);
-		tb_read_off(w->renamed);
-		tb_read_off(w->written);
+		ms = (look_at < end ? look_at : end) - now;
+		ready = pause_ms(w, p, held, ms < 0 ? 0 : ms);
+		wrote = (ready & 2u) && notices(w, w->written, 1);
+		due = ((ready & 1u) && notices(w, w->renamed, 0)) || wrote ||
+		      (ready & 4u) || tb_mono_ms() >= look_at;
+		if (due)
+			held = wrote;
 	}
 	free(p);
 }
@@ -320,6 +384,7 @@ int tb_verb_watch(const struct tb_opts *opts)
 		wait = tb_int_option("--wait", opts->wait, 0, 60);
 	tb_interests_parse(opts->tasks, &w.in, &w.nin);
 	w.gen = tb_lease_options(opts);
+	w.lease_name = opts->lease;
 	if (w.gen >= 0 && !tb_lease_take(opts->root, opts->lease, w.gen,
 	                                 w.lease, sizeof(w.lease))) {
 		tb_str_cstr(&out, "{\"answers\":[],\"superseded\":true}");
