@@ -1651,11 +1651,11 @@ class TestWatchVerb(SupervisorCase):
         self.assertEqual(code, 0, obj)
         return time.monotonic() - began, obj
 
-    def background(self, interests, *options):
+    def background(self, interests, *options, prefix=None):
         """A watch verb running in the background, and its pid once it
         watches."""
         proc = subprocess.Popen(
-            PREFIX + ["watch", "--root", ROOT, "--tasks",
+            (prefix or PREFIX) + ["watch", "--root", ROOT, "--tasks",
                       ",".join(interests)] + list(options),
             cwd=self.home, env=self.env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -1931,6 +1931,19 @@ class TestWatchVerb(SupervisorCase):
         self.call("cancel", "--root", ROOT, "--id", tid)
         obj = self.answer(second)
         self.assertEqual(obj["answers"][0]["record"]["state"], "cancelled")
+        if OTHER:
+            # The other implementation's newer generation supersedes too.
+            tid = self.start("sleep 30")["task_id"]
+            first, _ = self.background([interest(tid)], "--wait", "60",
+                                       "--lease", "host-1", "--generation",
+                                       "3")
+            third, _ = self.background([interest(tid)], "--wait", "60",
+                                       "--lease", "host-1", "--generation",
+                                       "4", prefix=OTHER)
+            self.assertEqual(self.answer(first),
+                             {"answers": [], "superseded": True})
+            self.call("cancel", "--root", ROOT, "--id", tid)
+            self.assertEqual(len(self.answer(third)["answers"]), 1)
 
     def test_an_older_generation_is_superseded_at_once(self):
         tid = self.start("sleep 30")["task_id"]
