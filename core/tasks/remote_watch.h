@@ -1,10 +1,14 @@
 /* A wait's watch on a task whose supervisor the host cannot see (a provider
- * without TASKBOX_FEATURE_HOST_PIDS): the supervisor's `wait` verb runs in
- * the sandbox, through the provider's exec on a thread of its own, and
- * answers when the task ends, a log grows past its offset or the
- * supervisor is gone; its answer wakes the waiting call through a
- * descriptor, so the call learns of the end in the time the answer takes
- * to arrive instead of at its next look. */
+ * without TASKBOX_FEATURE_HOST_PIDS). The waits on one sandbox share one
+ * watch: a thread that runs the supervisor's `watch` verb in the sandbox,
+ * through the provider's exec, with every task and offset they wait for;
+ * the verb answers when any task ends, a log grows past an offset or a
+ * supervisor is gone, and its answer wakes the waits it concerns through
+ * their descriptors, so a call learns of the end in the time the answer
+ * takes to arrive instead of at its next look. A wait that joins with
+ * something the running verb lacks has it run again (after a pause that
+ * gathers the waits joining with it); a verb whose exec fails is run
+ * again, up to three times in a row; a watch with no wait left ends. */
 #ifndef TB_REMOTE_WATCH_H
 #define TB_REMOTE_WATCH_H
 
@@ -21,18 +25,20 @@
 enum tb_remote_watch_end {
 	TB_REMOTE_WATCH_RUNNING,  /* not yet */
 	TB_REMOTE_WATCH_ANSWERED, /* the verb answered: look at the task */
-	TB_REMOTE_WATCH_FAILED,   /* no answer (no exec, no such verb there,
-	                             no connection): do not watch again */
+	TB_REMOTE_WATCH_FAILED,   /* no answer for this wait (no exec, no such
+	                             verb there, no connection, a missing
+	                             task): look, and do not watch again */
 };
 
 struct tb_remote_watch;
 
-/* Starts watching TASK_ID in BOX's sandbox (on a connection of the watch's
- * own), asking the verb REQ (wait_s at most TB_REMOTE_WATCH_MAX_S). NULL
- * when none can start now: the box's instance has its "watches" running
- * (each holds a thread blocked in the provider's exec and a connection; past
- * them, waits look at their task between pauses), the whole process has an
- * eighth of its soft RLIMIT_NOFILE past 64 running, no memory, no
+/* Starts watching TASK_ID in BOX's sandbox for a wait, asking the verb
+ * REQ (wait_s at most TB_REMOTE_WATCH_MAX_S): joins the sandbox's watch, or
+ * starts it (on a connection of its own). NULL when none can start now:
+ * the box's instance watches its "watches" sandboxes already (each holds a
+ * thread blocked in the provider's exec and a connection; the waits on
+ * other sandboxes look at their task between pauses), the whole process
+ * has an eighth of its soft RLIMIT_NOFILE past 64 running, no memory, no
  * thread. */
 struct tb_remote_watch *
 tb_remote_watch_start(const struct tb_box *box, const char *task_id,
@@ -52,9 +58,9 @@ const struct tb_task_record *
 tb_remote_watch_answer(const struct tb_remote_watch *w,
                        const struct tb_sup_wait_req **req);
 
-/* Stops the watch (its exec is abandoned within about 100 ms) and lets it
- * go: its thread frees it. The verb may go on in the sandbox until its
- * wait_s pass. */
+/* Lets the wait's watch go: the sandbox's watch ends with its last wait
+ * (its exec is abandoned within about 100 ms; the verb, superseded or not,
+ * may go on in the sandbox until its wait_s pass). */
 void tb_remote_watch_stop(struct tb_remote_watch *w);
 
 /* Stops every watch and waits for their threads to end: before the

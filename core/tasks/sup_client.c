@@ -27,6 +27,11 @@
 /* The verbs print one record; records are small, but a command up to
  * 96 KiB encoded may be in it. */
 #define VERB_OUTPUT_LIMIT (1024 * 1024)
+/* The watch verb answers for many tasks at once, pages included: the host
+ * asks it for at most TB_SUP_WATCH_PAGE_BUDGET bytes of pages, which
+ * base64 makes a third larger, beside a record per interest. */
+#define WATCH_OUTPUT_LIMIT                                                     \
+	(TB_SUP_WATCH_PAGE_BUDGET / 3 * 4 + TB_SUP_WATCH_MAX * 8192)
 #define STAT_MAX 4096
 /* The most arguments of a verb, the verb included. */
 #define VERB_ARGS_MAX 24
@@ -62,10 +67,11 @@ static int not_run(enum tb_sup_kind kind, const struct taskbox_exec_result *res)
  * into the sandbox when it is not there yet. *never_ran is set when no
  * supervisor could run there at all (err says why): nothing was started.
  * never_ran may be NULL. IN (may be NULL) is the verb's stdin, for a
- * provider with TASKBOX_FEATURE_EXEC_STDIN only. */
+ * provider with TASKBOX_FEATURE_EXEC_STDIN only. output_limit: bytes kept
+ * of each stream. */
 static int exec_verb(struct tb_box *box, const char *const *args,
                      uint32_t timeout_ms, const struct tb_sup_stop *stop,
-                     const struct taskbox_buf *in,
+                     const struct taskbox_buf *in, size_t output_limit,
                      struct taskbox_exec_result *res, int *never_ran, char *err,
                      size_t errlen)
 {
@@ -86,7 +92,7 @@ again:
 	memset(&req, 0, sizeof(req));
 	req.argv = argv;
 	req.timeout_ms = timeout_ms;
-	req.output_limit = VERB_OUTPUT_LIMIT;
+	req.output_limit = output_limit;
 	if (stop) {
 		req.cancelled = stop->cancelled;
 		req.cancelled_arg = stop->arg;
@@ -166,8 +172,9 @@ static void run_verb(struct tb_box *box, const char *const *args,
 
 	memset(reply, 0, sizeof(*reply));
 	reply->outcome = TB_SUP_UNSURE;
-	rc = exec_verb(box, args, timeout_ms, stop, NULL, &res, &never_ran,
-	               reply->message, sizeof(reply->message));
+	rc =
+	    exec_verb(box, args, timeout_ms, stop, NULL, VERB_OUTPUT_LIMIT,
+	              &res, &never_ran, reply->message, sizeof(reply->message));
 	if (never_ran) {
 		refuse_unsupported(reply);
 		goto out;
@@ -253,11 +260,20 @@ void tb_sup_start(struct tb_box *box, const struct tb_sup_start_req *req,
 	         NULL, reply);
 }
 
-/* Runs a verb that prints an object other than a record (write, resize),
- * with IN (may be NULL) on its stdin: returns it (new), or NULL with
- * reply's outcome and message set. */
+/* How a verb that prints an object runs: its time, what stops it early,
+ * its stdin (may be NULL) and the bytes of output kept. */
+struct object_run {
+	uint32_t timeout_ms;
+	const struct tb_sup_stop *stop;
+	const struct taskbox_buf *in;
+	size_t output_limit;
+};
+
+/* Runs a verb that prints an object other than a record (write, resize,
+ * watch) as RUN says: returns it (new), or NULL with reply's outcome and
+ * message set. */
 static json_t *run_verb_object(struct tb_box *box, const char *const *args,
-                               const struct taskbox_buf *in,
+                               const struct object_run *run,
                                struct tb_sup_reply *reply)
 {
 	struct taskbox_exec_result res;
@@ -266,8 +282,9 @@ static json_t *run_verb_object(struct tb_box *box, const char *const *args,
 
 	memset(reply, 0, sizeof(*reply));
 	reply->outcome = TB_SUP_UNSURE;
-	if (exec_verb(box, args, VERB_TIMEOUT_MS, NULL, in, &res, &never_ran,
-	              reply->message, sizeof(reply->message)) != TASKBOX_OK) {
+	if (exec_verb(box, args, run->timeout_ms, run->stop, run->in,
+	              run->output_limit, &res, &never_ran, reply->message,
+	              sizeof(reply->message)) != TASKBOX_OK) {
 		if (never_ran)
 			refuse_unsupported(reply);
 		goto out;
@@ -275,7 +292,7 @@ static json_t *run_verb_object(struct tb_box *box, const char *const *args,
 	if (res.timed_out) {
 		snprintf(reply->message, sizeof(reply->message),
 		         "the supervisor's %s did not answer within %u s",
-		         args[0], VERB_TIMEOUT_MS / 1000);
+		         args[0], run->timeout_ms / 1000);
 		goto out;
 	}
 	if (res.out.data &&
@@ -332,7 +349,10 @@ int tb_sup_write(struct tb_box *box, const char *task_id,
 		argv[7] = NULL; /* no --data */
 	else
 		argv[8] = b64;
-	obj = run_verb_object(box, argv, by_stdin ? &in : NULL, reply);
+	struct object_run run = {VERB_TIMEOUT_MS, NULL, by_stdin ? &in : NULL,
+	                         VERB_OUTPUT_LIMIT};
+
+	obj = run_verb_object(box, argv, &run, reply);
 	free(b64);
 	if (obj == NULL)
 		return -1;
@@ -359,8 +379,11 @@ int tb_sup_resize(struct tb_box *box, const char *task_id, unsigned rows,
 	json_t *obj;
 
 	snprintf(r, sizeof(r), "%u", rows);
+	struct object_run run = {VERB_TIMEOUT_MS, NULL, NULL,
+	                         VERB_OUTPUT_LIMIT};
+
 	snprintf(c, sizeof(c), "%u", cols);
-	obj = run_verb_object(box, argv, NULL, reply);
+	obj = run_verb_object(box, argv, &run, reply);
 	if (obj == NULL)
 		return -1;
 	json_decref(obj);
@@ -376,8 +399,8 @@ int tb_sup_list(struct tb_box *box, json_t **tasks, char *err, size_t errlen)
 	int rc;
 
 	*tasks = NULL;
-	rc = exec_verb(box, argv, VERB_TIMEOUT_MS, NULL, NULL, &res, NULL, err,
-	               errlen);
+	rc = exec_verb(box, argv, VERB_TIMEOUT_MS, NULL, NULL,
+	               VERB_OUTPUT_LIMIT, &res, NULL, err, errlen);
 	if (rc != TASKBOX_OK)
 		goto out;
 	if (res.timed_out) {
@@ -466,6 +489,30 @@ void tb_sup_wait(struct tb_box *box, const char *task_id,
 	argv[n] = NULL;
 	run_verb(box, argv, task_id, req->wait_s * 1000u + VERB_TIMEOUT_MS,
 	         stop, reply);
+}
+
+json_t *tb_sup_watch(struct tb_box *box, const char *tasks, unsigned wait_s,
+                     const char *lease, uint64_t generation,
+                     const struct tb_sup_stop *stop, struct tb_sup_reply *reply)
+{
+	char wait[16], gen[24];
+	const char *argv[] = {"watch", "--root",  TB_TASK_ROOT, "--wait",
+	                      wait,    "--lease", lease,        "--generation",
+	                      gen,     "--tasks", tasks,        NULL};
+	struct object_run run = {wait_s * 1000u + VERB_TIMEOUT_MS, stop, NULL,
+	                         WATCH_OUTPUT_LIMIT};
+	json_t *obj;
+
+	snprintf(wait, sizeof(wait), "%u", wait_s);
+	snprintf(gen, sizeof(gen), "%" PRIu64, generation);
+	obj = run_verb_object(box, argv, &run, reply);
+	if (obj && !json_is_array(json_object_get(obj, "answers"))) {
+		snprintf(reply->message, sizeof(reply->message),
+		         "the supervisor's watch answered no \"answers\"");
+		json_decref(obj);
+		obj = NULL;
+	}
+	return obj;
 }
 
 /* One page of a wait's answer: the member NAME of rec's answer, which

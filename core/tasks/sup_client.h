@@ -116,6 +116,22 @@ void tb_sup_wait(struct tb_box *box, const char *task_id,
                  const struct tb_sup_wait_req *req,
                  const struct tb_sup_stop *stop, struct tb_sup_reply *reply);
 
+/* The most interests one watch verb is given, and the page bytes (before
+ * base64) its interests may ask for together. */
+#define TB_SUP_WATCH_MAX 1024u
+#define TB_SUP_WATCH_PAGE_BUDGET (16u * 1024u * 1024u)
+
+/* `watch` (docs/supervisor.md): answers once any interest of the list
+ * TASKS ("ID/SO/EO/PL/SPO/EPO,...") is met, or wait_s (1..60) passed, or
+ * a verb of the same lease with a higher generation started. Returns its
+ * answer ({"answers": [{"index", "record"} or {"index", "missing"}],
+ * "superseded"}, new), or NULL with reply's outcome REFUSED or UNSURE and
+ * its message. */
+json_t *tb_sup_watch(struct tb_box *box, const char *tasks, unsigned wait_s,
+                     const char *lease, uint64_t generation,
+                     const struct tb_sup_stop *stop,
+                     struct tb_sup_reply *reply);
+
 /* The pages of a wait's answer (rec, asked with req) into page[0]
  * (stdout) and page[1] (stderr), as a batched read of page_limit bytes at
  * the page offsets gives them (the caller frees their data). Returns 0, or
