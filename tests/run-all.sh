@@ -162,6 +162,7 @@ ENGINE_TESTS="$ENGINE_TESTS tests/http/replicas-docker.test.mjs"
 ENGINE_TESTS="$ENGINE_TESTS tests/docker/latency.test.mjs"
 ENGINE_TESTS="$ENGINE_TESTS tests/docker/nopython.test.mjs"
 ENGINE_TESTS="$ENGINE_TESTS tests/http/tenancy-docker.test.mjs"
+ENGINE_TESTS="$ENGINE_TESTS tests/contract/shared-watch-docker.test.mjs"
 
 # The contract suite over Streamable HTTP (SDK v1 and v2 clients) on every
 # provider: one stage (asan) runs it, as it runs the engine tests. Under
@@ -179,6 +180,9 @@ HTTP_PROVIDER_TESTS="$HTTP_PROVIDER_TESTS tests/http/replicas.test.mjs"
 # Whose sandbox over HTTP on e2b (tests/http/tenancy-suite.mjs); local runs
 # in both stages, docker and k8s with their engine and apiserver tests.
 HTTP_PROVIDER_TESTS="$HTTP_PROVIDER_TESTS tests/http/tenancy-e2b.test.mjs tests/http/tenancy-replicas.test.mjs"
+# 200 waits on two sandboxes sharing two watch verbs, on e2b: as docker's
+# and k8s's, once (the gcc stage runs tests/e2b/remote-watch.test.mjs).
+HTTP_PROVIDER_TESTS="$HTTP_PROVIDER_TESTS tests/contract/shared-watch-e2b.test.mjs"
 
 # The fuzz runs build their own clang target with ASan and UBSan, whatever
 # the stage, and run it outside valgrind: one stage (asan) runs them.
@@ -190,6 +194,7 @@ FUZZ_TESTS="tests/fuzz/run.sh tests/fuzz/tools.sh tests/e2b/fuzz.sh tests/k8s/fu
 K8S_TESTS="tests/contract/k8s.test.mjs tests/contract/k8s-sandbox.test.mjs"
 K8S_TESTS="$K8S_TESTS tests/contract/k8s-nopython.test.mjs"
 K8S_TESTS="$K8S_TESTS tests/k8s/kubectl-judge.sh tests/http/tenancy-k8s.test.mjs"
+K8S_TESTS="$K8S_TESTS tests/contract/shared-watch-k8s.test.mjs"
 
 # The OAuth token table starts two servers and sends a thousand forged
 # tokens: minutes under valgrind. One stage (asan) runs it; the gcc stage

@@ -11,7 +11,7 @@ import { readdirSync } from "node:fs";
 import { startFake } from "./fake/spawn.mjs";
 import { callTool, scratchDir, startServer, writeConfig } from "../lib/client.mjs";
 import { initialize, spawnRaw } from "../mcp/raw.mjs";
-import { waitVerbs } from "../lib/verbs.mjs";
+import { watchVerbs } from "../lib/verbs.mjs";
 
 let fake, cfgPath, fewPath;
 
@@ -37,7 +37,7 @@ async function call(s, name, args) {
 const fileGets = (reqs) => reqs.filter((r) => r.plane === "envd" && r.url.startsWith("/files?")).length;
 const processStarts = (reqs) => reqs.filter((r) => r.plane === "envd" && r.url === "/process.Process/Start").length;
 
-test("a waiting get_task is woken by the supervisor's wait verb, whose answer is the view: no read of the task's files", { timeout: 120000 }, async () => {
+test("a waiting get_task is woken by the supervisor's watch verb, whose answer is the view: no read of the task's files", { timeout: 120000 }, async () => {
   const s = await server();
   try {
     const { sandbox_id } = await call(s, "create_sandbox", {});
@@ -97,51 +97,71 @@ async function until(f, ms, what) {
   }
 }
 
-// n tasks that end at a gate, each with a waiting get_task; checks the
-// verbs watching them (check(ids), a Set of the task ids, which waits for
-// them to settle), then opens the gate: every wait answers with its own
-// task's end, the view a plain get_task gives.
-async function manyWaits(s, n, check) {
-  const { sandbox_id } = await call(s, "create_sandbox", {});
-  const gate = `many-${process.pid}-${n}`;
-  const tasks = [];
-  // Each task looks for the gate twice a second: n tasks looking 20 times
-  // a second (n * 20 forks of sleep) starved a 2-core machine enough that
-  // the verbs' own starts fell behind.
-  for (let i = 0; i < n; i++)
-    tasks.push(await call(s, "start_task", { sandbox_id, command: `until [ -e ${gate} ]; do sleep 0.5; done; exit ${i + 1}` }));
-  const ids = new Set(tasks.map((t) => t.task_id));
-  const waits = tasks.map((t) => call(s, "get_task", { sandbox_id, task_id: t.task_id, wait: 60 }));
-  await check(ids);
-  await call(s, "write_file", { sandbox_id, path: gate, content: "" });
-  const ends = await Promise.all(waits);
-  ends.forEach((v, i) => {
-    assert.equal(v.state, "failed", JSON.stringify(v));
-    assert.equal(v.exit_code, i + 1);
-  });
-  for (let i = 0; i < n; i++)
-    assert.deepEqual(await call(s, "get_task", { sandbox_id, task_id: tasks[i].task_id }), ends[i]);
-  await call(s, "kill_sandbox", { sandbox_id });
+// n tasks in each of `boxes` new sandboxes that end at a gate, each with a
+// waiting get_task; checks the verbs watching them (check(sets), an array
+// of each sandbox's task ids as a Set, which waits for them to settle),
+// then opens the gates: every wait answers with its own task's end, the
+// view a plain get_task gives.
+async function manyWaits(s, boxes, n, check) {
+  const made = [];
+  for (let b = 0; b < boxes; b++) {
+    const { sandbox_id } = await call(s, "create_sandbox", {});
+    const gate = `many-${process.pid}-${n}`;
+    const tasks = [];
+    // Each task looks for the gate twice a second: many tasks looking 20
+    // times a second starved a 2-core machine enough that the verbs' own
+    // starts fell behind.
+    for (let i = 0; i < n; i++)
+      tasks.push(await call(s, "start_task", { sandbox_id, command: `until [ -e ${gate} ]; do sleep 0.5; done; exit ${i + 1}` }));
+    made.push({ sandbox_id, gate, tasks });
+  }
+  const waits = made.map((m) => m.tasks.map((t) => call(s, "get_task", { sandbox_id: m.sandbox_id, task_id: t.task_id, wait: 60 })));
+  await check(made.map((m) => new Set(m.tasks.map((t) => t.task_id))));
+  for (const m of made) await call(s, "write_file", { sandbox_id: m.sandbox_id, path: m.gate, content: "" });
+  for (let b = 0; b < boxes; b++) {
+    const ends = await Promise.all(waits[b]);
+    ends.forEach((v, i) => {
+      assert.equal(v.state, "failed", JSON.stringify(v));
+      assert.equal(v.exit_code, i + 1);
+    });
+    for (let i = 0; i < n; i++)
+      assert.deepEqual(await call(s, "get_task", { sandbox_id: made[b].sandbox_id, task_id: made[b].tasks[i].task_id }), ends[i]);
+    await call(s, "kill_sandbox", { sandbox_id: made[b].sandbox_id });
+  }
 }
 
-test("every one of 40 waits at once is watched by a verb in the sandbox (64 by default)", { timeout: 180000 }, async () => {
+// How many sandboxes of sets (each a Set of its task ids) have a watch
+// verb that names all their tasks, and how many watch verbs run for them.
+function watched(sets) {
+  let boxes = 0, verbs = 0;
+  for (const ids of sets) {
+    const v = watchVerbs(ids);
+    verbs += v.length;
+    if (v.some((x) => [...ids].every((id) => x.tasks.includes(id)))) boxes++;
+  }
+  return { boxes, verbs };
+}
+
+test("40 waits at once on one sandbox share one watch verb that names all their tasks", { timeout: 180000 }, async () => {
   const s = await server();
   try {
-    await manyWaits(s, 40, (ids) => until(() => waitVerbs(ids) === 40, 30000, () => `${waitVerbs(ids)} of 40 waits watched`));
+    await manyWaits(s, 1, 40, (sets) =>
+      until(() => JSON.stringify(watched(sets)) === '{"boxes":1,"verbs":1}', 30000, () => JSON.stringify(watched(sets))),
+    );
   } finally {
     await s.close();
   }
 });
 
-test("more waits than \"watches\": 3 watched, the others look between pauses; every wait answers at its task's end", { timeout: 120000 }, async () => {
+test("more sandboxes than \"watches\": 3 watched, the others' waits look between pauses; every wait answers at its task's end", { timeout: 180000 }, async () => {
   const s = await server(fewPath);
   try {
-    await manyWaits(s, 12, async (ids) => {
-      await until(() => waitVerbs(ids) === 3, 30000, () => `${waitVerbs(ids)} of 12 waits watched, not 3`);
+    await manyWaits(s, 4, 3, async (sets) => {
+      await until(() => watched(sets).boxes === 3, 30000, () => `${JSON.stringify(watched(sets))}: not 3 sandboxes watched`);
       // No more than 3 while the others look.
       for (let i = 0; i < 10; i++) {
         await new Promise((r) => setTimeout(r, 100));
-        assert.equal(waitVerbs(ids), 3);
+        assert.equal(watched(sets).verbs, 3);
       }
     });
   } finally {
@@ -149,22 +169,22 @@ test("more waits than \"watches\": 3 watched, the others look between pauses; ev
   }
 });
 
-test("under RLIMIT_NOFILE 160 at most 12 waits are watched at once, whatever \"watches\" allows; every wait answers", { timeout: 180000 }, async () => {
+test("under RLIMIT_NOFILE 104 at most 5 sandboxes are watched at once, whatever \"watches\" allows; every wait answers", { timeout: 180000 }, async () => {
   // Without the test wrapper: valgrind needs descriptors of its own.
   const s = await startServer({
     args: ["--config", cfgPath],
     env: { E2B_API_KEY: fake.apiKey },
-    wrapper: ["sh", "-c", 'ulimit -n 160 && exec "$0" "$@"'],
+    wrapper: ["sh", "-c", 'ulimit -n 104 && exec "$0" "$@"'],
   });
   try {
     const fds = () => readdirSync(`/proc/${s.pid}/fd`).length;
-    await manyWaits(s, 30, async (ids) => {
-      await until(() => waitVerbs(ids) === 12, 30000, () => `${waitVerbs(ids)} of 30 waits watched, not 12`);
+    await manyWaits(s, 6, 2, async (sets) => {
+      await until(() => watched(sets).boxes === 5, 30000, () => `${JSON.stringify(watched(sets))}: not 5 sandboxes watched`);
       for (let i = 0; i < 5; i++) {
         await new Promise((r) => setTimeout(r, 100));
-        assert.equal(waitVerbs(ids), 12);
+        assert.equal(watched(sets).verbs, 5);
       }
-      console.log(`# descriptors with 12 watches: ${fds()}`);
+      console.log(`# descriptors with 5 watches: ${fds()}`);
     });
   } finally {
     await s.close();

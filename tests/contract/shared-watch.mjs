@@ -1,0 +1,144 @@
+// Waits on a provider whose sandboxes' processes the server cannot see
+// share one watch per sandbox (core/tasks/remote_watch.c): one `watch`
+// verb in each sandbox names every task its waits concern, and its answers
+// wake them. Exported as sharedWatchSuite(provider), one file per remote
+// provider. The sandboxes' processes are this host's (the fakes and the
+// engine run them here), so the verbs are counted in /proc.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { callTool, scratchDir, startServer, writeConfig } from "../lib/client.mjs";
+import { watchVerbs } from "../lib/verbs.mjs";
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Waits until f() is truthy, or fails after ms with what().
+async function until(f, ms, what) {
+  const end = Date.now() + ms;
+  while (!f()) {
+    assert.ok(Date.now() < end, what());
+    await sleep(200);
+  }
+}
+
+// Runs f over items, at most n at once.
+async function pool(items, n, f) {
+  const out = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await f(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: n }, worker));
+  return out;
+}
+
+export function sharedWatchSuite(provider) {
+  describe(`one watch per sandbox: ${provider.name}`, { timeout: 900000 }, () => {
+    let setup, s;
+
+    // No backend here is a failure, as in the contract suite.
+    before(async () => {
+      setup = await provider.setup();
+      const cfg = writeConfig(scratchDir(), setup.config);
+      s = await startServer({ args: ["--config", cfg], env: setup.env || {} });
+    });
+
+    after(async () => {
+      if (s) await s.close();
+      if (setup) await provider.teardown();
+    });
+
+    async function call(name, args) {
+      const r = await callTool(s.client, name, args, { timeout: 300000 });
+      assert.ok(!r.isError, `${name}: ${JSON.stringify(r.content)}`);
+      return r.structuredContent;
+    }
+
+    // n tasks in a new sandbox that end, each with its own exit code,
+    // once the sandbox's gate file exists.
+    async function gatedTasks(n, tag) {
+      const { sandbox_id } = await call("create_sandbox", {});
+      const gate = `gate-${tag}`;
+      const tasks = await pool([...Array(n).keys()], 8, (i) =>
+        call("start_task", { sandbox_id, command: `until [ -e ${gate} ]; do sleep 2; done; exit ${(i % 200) + 1}` }),
+      );
+      return { sandbox_id, gate, tasks, ids: new Set(tasks.map((t) => t.task_id)) };
+    }
+
+    // The watch verbs naming a sandbox's tasks, once they settle at want.
+    async function settled(box, want) {
+      let verbs = [];
+      const named = () => new Set(verbs.flatMap((v) => v.tasks.filter((t) => box.ids.has(t))));
+      await until(
+        () => {
+          verbs = watchVerbs(box.ids);
+          return verbs.length === want && named().size === box.ids.size;
+        },
+        60000,
+        () => `${verbs.length} watch verbs name ${named().size} of ${box.ids.size} tasks`,
+      );
+      return verbs;
+    }
+
+    test("200 waits on two sandboxes: two watch verbs name all their tasks, and every wait answers at its own task's end", async () => {
+      const boxes = [await gatedTasks(100, `a${process.pid}`), await gatedTasks(100, `b${process.pid}`)];
+      let answered = 0;
+      const waits = boxes.flatMap((b) =>
+        b.tasks.map((task) =>
+          call("get_task", { sandbox_id: b.sandbox_id, task_id: task.task_id, wait: 60 }).then((v) => {
+            answered++;
+            return v;
+          }),
+        ),
+      );
+      for (const b of boxes) await settled(b, 1);
+      // Quiet: the verbs stay, one per sandbox, and nothing answers.
+      await sleep(2000);
+      for (const b of boxes) assert.equal(watchVerbs(b.ids).length, 1);
+      assert.equal(answered, 0);
+      for (const b of boxes) await call("write_file", { sandbox_id: b.sandbox_id, path: b.gate, content: "" });
+      const views = await Promise.all(waits);
+      let k = 0;
+      for (const b of boxes)
+        for (let i = 0; i < b.tasks.length; i++, k++) {
+          assert.equal(views[k].task_id, b.tasks[i].task_id);
+          assert.equal(views[k].state, "failed", JSON.stringify(views[k]));
+          assert.equal(views[k].exit_code, (i % 200) + 1);
+        }
+      // With no wait left, no verb is left.
+      for (const b of boxes) await until(() => watchVerbs(b.ids).length === 0, 30000, () => "a watch verb outlived its waits");
+      for (const b of boxes) await call("kill_sandbox", { sandbox_id: b.sandbox_id });
+    });
+
+    test("a watch verb killed in the sandbox is run again: no wait is lost or answered before its task ends", async () => {
+      const b = await gatedTasks(6, `k${process.pid}`);
+      let answered = 0;
+      const waits = b.tasks.map((task) =>
+        call("get_task", { sandbox_id: b.sandbox_id, task_id: task.task_id, wait: 60 }).then((v) => {
+          answered++;
+          return v;
+        }),
+      );
+      for (let round = 0; round < 2; round++) {
+        const [verb] = await settled(b, 1);
+        process.kill(verb.pid, "SIGKILL");
+        await until(
+          () => watchVerbs(b.ids).some((v) => v.pid !== verb.pid && b.tasks.every((x) => v.tasks.includes(x.task_id))),
+          30000,
+          () => `no new watch verb after ${verb.pid} was killed`,
+        );
+      }
+      await sleep(1000);
+      assert.equal(answered, 0, "a wait answered while its task still ran");
+      await call("write_file", { sandbox_id: b.sandbox_id, path: b.gate, content: "" });
+      const views = await Promise.all(waits);
+      views.forEach((v, i) => {
+        assert.equal(v.state, "failed", JSON.stringify(v));
+        assert.equal(v.exit_code, i + 1);
+      });
+      await call("kill_sandbox", { sandbox_id: b.sandbox_id });
+    });
+  });
+}
