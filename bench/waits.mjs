@@ -20,7 +20,8 @@
 //                by its request log
 // Run it through bench/run.sh: BENCH_ONLY=remote runs it on local,docker,e2b
 // after bench/remote.mjs, BENCH_ONLY=k8s on local,k8s-pod,k8s-sandbox after
-// bench/k8s.mjs; BENCH_SCENARIO=waits runs it alone.
+// bench/k8s.mjs; BENCH_SCENARIO=waits runs it alone. `node bench/waits.mjs
+// --report` writes waits.md again from waits.json.
 //
 // Environment:
 //   TASKBOX_BIN, TASKBOX_PLUGIN_PATH   as the other benches
@@ -32,6 +33,7 @@
 //   BENCH_WAITS_TIMEOUT     each call's client timeout in s (default 60)
 //   BENCH_WAITS_WAKE        the wake phase's bound in s (default 90)
 //   BENCH_WAITS_SETUP       the bound of each set-up phase in s (default 900)
+//   BENCH_WAITS_NOTE        a note on the run, printed with its figures
 //   BENCH_RESULTS           where to write waits.md and waits.json
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -161,6 +163,9 @@ async function closeTaskbox(tb) {
 }
 
 async function main() {
+  const results = process.env.BENCH_RESULTS || join(here, "results");
+  // `node bench/waits.mjs --report`: waits.md written again from waits.json.
+  if (process.argv[2] === "--report") return writeWaitsResults(results, null, null);
   const srcBin = process.env.TASKBOX_BIN;
   if (!srcBin) throw new Error("TASKBOX_BIN is not set: run bench/run.sh");
   const asked = list(process.env.BENCH_WAITS_PROVIDERS, "docker,e2b,k8s-pod,k8s-sandbox");
@@ -179,7 +184,6 @@ async function main() {
     wakeTimeoutMs: num("BENCH_WAITS_WAKE", 90) * 1000,
     setupTimeoutMs: num("BENCH_WAITS_SETUP", 900) * 1000,
   };
-  const results = process.env.BENCH_RESULTS || join(here, "results");
   const scratch = mkdtempSync(join(tmpdir(), "taskbox-bench-waits-"));
   const { bin, stamp } = copyTaskbox(srcBin, scratch);
   const machine = watchMachine();
@@ -228,7 +232,7 @@ async function main() {
     if (shared.k8s) await shared.k8s.stop?.().catch(() => {});
     removeScratch(scratch, log);
   }
-  const meta = { date: runId, ...opts, providers, ...stamp, ...machine.meta(NaN) };
+  const meta = { date: runId, ...opts, providers, ...stamp, ...machine.meta(NaN), notes: process.env.BENCH_WAITS_NOTE ? [process.env.BENCH_WAITS_NOTE] : [] };
   writeWaitsResults(results, meta, rows);
   log(`wrote ${join(results, "waits.md")} in ${meta.seconds.toFixed(0)} s`);
 }

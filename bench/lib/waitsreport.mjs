@@ -29,9 +29,11 @@ function merge(dir, meta, rows) {
   return old;
 }
 
+// Merges this run (meta, rows) into waits.json and writes waits.md; with
+// meta null, writes waits.md again from waits.json as it is.
 export function writeWaitsResults(dir, meta, rows) {
   mkdirSync(dir, { recursive: true });
-  const all = merge(dir, meta, rows);
+  const all = meta ? merge(dir, meta, rows) : JSON.parse(readFileSync(join(dir, "waits.json"), "utf8"));
   writeFileSync(join(dir, "waits.json"), JSON.stringify(all, null, 2) + "\n");
   const cells = ORDER.filter((p) => all.latest[p]).map((p) => {
     const run = all.runs[all.latest[p]];
@@ -40,7 +42,7 @@ export function writeWaitsResults(dir, meta, rows) {
   const md = [
     "## Waits at scale: 1,000 waiting get_tasks over 10 sandboxes, remote providers against local",
     "",
-    "Written by `bench/waits.mjs` (`BENCH_ONLY=remote` and `BENCH_ONLY=k8s` through `bench/run.sh`, or `BENCH_SCENARIO=waits` alone). Issue 38's scenario: per provider, in a taskbox process of its own (stdio, one official MCP SDK client holding all the waits in flight, the instance's default settings), S sandboxes of P quiet tasks each (`read _ < FIFO || true`: blocked on a FIFO of its sandbox), a plain running task beside them, then a get_task with `wait: 30` on every quiet task, all in flight together (re-issued when it comes back with the task running). Once the `wait` verbs watching them in the sandboxes stop growing and 2 s more, the server is sampled (quiet), then for the quiet window the provider's requests are counted and a plain get_task on the running task is timed again and again; then each sandbox's FIFO is opened from the host (through a task's /proc/PID/root), ending its P tasks at once, and each wait's answer is timed from its FIFO's opening. The local provider runs the same scenario first in the same run: its wake-ups are the baseline. Every call has a client timeout and every phase a bound: what did not answer is counted.",
+    "Written by `bench/waits.mjs` (`BENCH_ONLY=remote` and `BENCH_ONLY=k8s` through `bench/run.sh`, or `BENCH_SCENARIO=waits` alone). Issue 38's scenario: per provider, in a taskbox process of its own (stdio, one official MCP SDK client holding all the waits in flight, the instance's default settings), S sandboxes of P quiet tasks each (`read _ < FIFO || true`: blocked on a FIFO of its sandbox), a plain running task beside them, then a get_task with `wait: 30` on every quiet task, all in flight together (re-issued when it comes back with the task running). Once the supervisor verbs watching them in the sandboxes stop growing in number and 2 s more, the server is sampled (quiet), then for the quiet window the provider's requests are counted and a plain get_task on the running task is timed again and again; then each sandbox's FIFO is opened from the host (through a task's /proc/PID/root), ending its P tasks at once, and each wait's answer is timed from its FIFO's opening. The local provider runs the same scenario first in the same run: its wake-ups are the baseline. Every call has a client timeout and every phase a bound: what did not answer is counted.",
     "",
     "Each provider's row is the latest run that measured it; its local baseline is that run's. **Machine: a loaded 2-core machine** (shared with other work while the bench ran; load in each run's line below).",
     "",
@@ -51,13 +53,14 @@ export function writeWaitsResults(dir, meta, rows) {
     md.push(
       `- Run ${id}: taskbox ${m.taskboxVersion}: ${m.taskboxBin} (sha256 ${m.taskboxSha256.slice(0, 16)}…, built ${m.taskboxMtime}); providers ${m.providers.join(", ")}; ${m.sandboxes} sandboxes × ${m.perSandbox} waits, quiet window ${m.quietSeconds} s, client timeout ${m.clientTimeoutMs / 1000} s, wake bound ${m.wakeTimeoutMs / 1000} s; run time ${m.seconds.toFixed(0)} s; node ${m.node}.`,
       `  ${machineLine(m).replace(/^- /, "")}`,
+      ...(m.notes || []).map((x) => `  Note: ${x}`),
     );
   }
   md.push(
     "",
     "### Budgets (issue 38), as ratios",
     "",
-    "Round trip: the provider's plain get_task at idle, p50, in the same process before the waits (one request or exec on each remote provider; the remote and k8s benches put it at 1.0x to 1.15x one raw request). Wake-up budget: p50 within 2x and p99 within 4x of (round trip + the local provider's figure of the same run). Streams: `wait` verbs running in the sandboxes while quiet (each an exec stream of its own today), at most 10. Provider requests while quiet: at most 1 per second per sandbox (10/s).",
+    "Round trip: the provider's plain get_task at idle, p50, in the same process before the waits (one request or exec on each remote provider; the remote and k8s benches put it at 1.0x to 1.15x one raw request). Wake-up budget: p50 within 2x and p99 within 4x of (round trip + the local provider's figure of the same run). Streams: the supervisor verbs watching the waited tasks, running in the sandboxes while quiet (today a `wait` verb per watched wait, each an exec stream of its own), at most 10. Provider requests while quiet: at most 1 per second per sandbox (10/s).",
     "",
     row(["provider", "threads quiet − idle", "RSS quiet (MiB) / 64", "open streams / 10", "provider requests/s / 10", "wake p50 / 2×(rt + local p50)", "wake p99 / 4×(rt + local p99)", "plain get_task quiet / 2× idle", "answered / asked"]),
     row(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]),
@@ -92,7 +95,7 @@ export function writeWaitsResults(dir, meta, rows) {
     "",
     "### The server while the waits are quiet",
     "",
-    "From /proc of the taskbox process: fresh (connected), idle (sandboxes and tasks made, no waits), quiet (the waits in flight and settled; the highest of the samples taken every second through the quiet window). Open streams: `wait` verbs running in the sandboxes (counted in /proc); on docker also the engine connections open at the counting proxy. Provider requests: requests the E2B fake received (control plane and envd), the fake apiserver's logged requests and execs on k8s (it logs an exec when it ends: the watches' long execs are not in the window's count), requests sent to the engine through the counting proxy on docker.",
+    "From /proc of the taskbox process: fresh (connected), idle (sandboxes and tasks made, no waits), quiet (the waits in flight and settled; the highest of the samples taken every second through the quiet window). Open streams (verbs watching): the supervisor verbs running in the sandboxes that watch the waited tasks (counted in /proc: a `wait` or `watch` verb naming one of them); on docker also the engine connections open at the counting proxy. Provider requests: requests the E2B fake received (control plane and envd), the fake apiserver's logged requests and execs on k8s (it logs an exec when it ends: the watches' long execs are not in the window's count), requests sent to the engine through the counting proxy on docker.",
     "",
     row(["provider", "threads fresh / idle / quiet", "RSS MiB fresh / idle / quiet", "fds fresh / idle / quiet", "verbs watching", "engine connections open (docker)", "provider requests/s", "execs/s (k8s)", "window (s)"]),
     row(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]),
@@ -111,7 +114,7 @@ export function writeWaitsResults(dir, meta, rows) {
         `${mib(r.fresh.rss)} / ${mib(r.idle.rss)} / ${mib(r.quietMax.rss)}`,
         `${r.fresh.fds} / ${r.idle.fds} / ${r.quietMax.fds}`,
         r.quietMax.verbs,
-        r.quietMax.open ?? "",
+        p === "docker" ? r.quietMax.open : "",
         fmt(r.load?.perSecond),
         r.load?.execs === undefined ? "" : fmt(r.load.execsPerSecond),
         fmt(r.quietWindowSeconds),
