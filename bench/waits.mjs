@@ -190,6 +190,7 @@ async function main() {
   const rows = [];
   const shared = {};
   const runId = isoSeconds(new Date());
+  const metaNow = () => ({ date: runId, ...opts, providers, ...stamp, ...machine.meta(NaN), notes: process.env.BENCH_WAITS_NOTE ? [process.env.BENCH_WAITS_NOTE] : [] });
   try {
     for (const p of providers) {
       const row = { provider: p, run: runId };
@@ -225,6 +226,8 @@ async function main() {
           await closeTaskbox(tb);
         }
         if (be && !be.skipped) await be.stop().catch((e) => log(`${p}: stopping its backend: ${e.message}`));
+        // The results so far, so that a run cut short leaves its rows.
+        writeWaitsResults(results, metaNow(), rows);
       }
     }
   } finally {
@@ -232,7 +235,7 @@ async function main() {
     if (shared.k8s) await shared.k8s.stop?.().catch(() => {});
     removeScratch(scratch, log);
   }
-  const meta = { date: runId, ...opts, providers, ...stamp, ...machine.meta(NaN), notes: process.env.BENCH_WAITS_NOTE ? [process.env.BENCH_WAITS_NOTE] : [] };
+  const meta = metaNow();
   writeWaitsResults(results, meta, rows);
   log(`wrote ${join(results, "waits.md")} in ${meta.seconds.toFixed(0)} s`);
 }

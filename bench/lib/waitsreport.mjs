@@ -85,7 +85,7 @@ export function writeWaitsResults(dir, meta, rows) {
         `${fmt(w50 / 2)} ${verdict(w50, 2)}`,
         `${fmt(w99 / 4)} ${verdict(w99, 4)}`,
         `${fmt(g / 2)} ${verdict(g, 2)}`,
-        `${r.answered} / ${r.waits}`,
+        `${r.answered} / ${r.waits}${r.asked && r.asked !== r.waits ? ` (of ${r.asked} asked)` : ""}`,
       ]),
     );
   }
