@@ -189,8 +189,9 @@ async function main() {
   const machine = watchMachine();
   const rows = [];
   const shared = {};
-  const runId = isoSeconds(new Date());
-  const metaNow = () => ({ date: runId, ...opts, providers, ...stamp, ...machine.meta(NaN), notes: process.env.BENCH_WAITS_NOTE ? [process.env.BENCH_WAITS_NOTE] : [] });
+  // A run's key: its start and its providers (two runs may start together).
+  const runId = `${isoSeconds(new Date())} ${providers.join(",")}`;
+  const metaNow = () => ({ date: runId.split(" ")[0], run: runId, ...opts, providers, ...stamp, ...machine.meta(NaN), notes: process.env.BENCH_WAITS_NOTE ? [process.env.BENCH_WAITS_NOTE] : [] });
   try {
     for (const p of providers) {
       const row = { provider: p, run: runId };

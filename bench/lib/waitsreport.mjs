@@ -19,7 +19,7 @@ const p99 = (s) => quantile(s || [], 0.99);
 function merge(dir, meta, rows) {
   const path = join(dir, "waits.json");
   const old = existsSync(path) ? JSON.parse(readFileSync(path, "utf8")) : { runs: {} };
-  old.runs[meta.date] = { meta, rows };
+  old.runs[meta.run || meta.date] = { meta, rows };
   const latest = {};
   for (const [id, r] of Object.entries(old.runs).sort(([a], [b]) => (a < b ? -1 : 1)))
     for (const x of r.rows) if (x.provider !== "local" && !x.skipped) latest[x.provider] = id;
@@ -47,7 +47,7 @@ export function writeWaitsResults(dir, meta, rows) {
     "Each provider's row is the latest run that measured it; its local baseline is that run's. **Machine: a loaded 2-core machine** (shared with other work while the bench ran; load in each run's line below).",
     "",
   ];
-  const runsShown = [...new Set(cells.map((c) => c.run.meta.date))];
+  const runsShown = [...new Set(cells.map((c) => c.run.meta.run || c.run.meta.date))];
   for (const id of runsShown) {
     const m = all.runs[id].meta;
     md.push(
