@@ -28,6 +28,10 @@
 #   kube-apiserver (tests/k8s/fake_apiserver.py, pods built on
 #   tests/k8s/rootfs.sh's root under $BENCH_BUILD_DIR); it needs root and
 #   skips, saying why, otherwise; writes bench/results/k8s.md and k8s.json.
+# - after each of those two, bench/waits.mjs: 1,000 waiting get_tasks over
+#   10 sandboxes on each of their providers (docker and e2b, then k8s kind
+#   pod and kind sandbox), against the same on the local provider in the
+#   same run; writes bench/results/waits.md and waits.json.
 # Environment: TASKBOX_BIN, TASKBOX_PLUGIN_PATH, BENCH_BUILD_DIR, BENCH_RUNS
 # (measured runs, default 5), BENCH_RESULTS (default bench/results), CC,
 # BENCH_ONLY (stdio, http, modern, remote or k8s: run that part alone;
@@ -39,7 +43,11 @@
 # BENCH_REMOTE_WAITS, BENCH_REMOTE_LATENCIES (default 0,50) and
 # BENCH_REMOTE_PROVIDERS (default docker,e2b): see bench/remote.mjs;
 # BENCH_K8S_RUNS (default 3), BENCH_K8S_CALLS, BENCH_K8S_STARTS and
-# BENCH_K8S_KINDS (default pod,sandbox): see bench/k8s.mjs.
+# BENCH_K8S_KINDS (default pod,sandbox): see bench/k8s.mjs;
+# BENCH_SCENARIO (with BENCH_ONLY=remote or k8s: "calls" runs remote.mjs or
+# k8s.mjs alone, "waits" bench/waits.mjs alone; default both),
+# BENCH_WAITS_SANDBOXES, BENCH_WAITS_PER, BENCH_WAITS_QUIET,
+# BENCH_WAITS_TIMEOUT, BENCH_WAITS_WAKE: see bench/waits.mjs.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -123,11 +131,28 @@ case $only in
 	exit 1
 	;;
 esac
+scenario=${BENCH_SCENARIO:-}
+case $scenario in
+'' | calls | waits) ;;
+*)
+	say "BENCH_SCENARIO=$scenario: calls or waits"
+	exit 1
+	;;
+esac
+calls() { [ "$scenario" != waits ]; }
+waits() { [ "$scenario" != calls ]; }
 say "taskbox: $TASKBOX_BIN; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-if [ -z "$only" ] || [ "$only" = stdio ]; then node "$here/bench.mjs"; fi
-if [ -z "$only" ] || [ "$only" = http ]; then node "$here/http.mjs"; fi
-if [ -z "$only" ] || [ "$only" = modern ]; then node "$here/modern.mjs"; fi
-if [ -z "$only" ] || [ "$only" = remote ]; then node "$here/remote.mjs"; fi
+if [ -z "$scenario" ] && { [ -z "$only" ] || [ "$only" = stdio ]; }; then node "$here/bench.mjs"; fi
+if [ -z "$scenario" ] && { [ -z "$only" ] || [ "$only" = http ]; }; then node "$here/http.mjs"; fi
+if [ -z "$scenario" ] && { [ -z "$only" ] || [ "$only" = modern ]; }; then node "$here/modern.mjs"; fi
+if [ -z "$only" ] || [ "$only" = remote ]; then
+	if calls; then node "$here/remote.mjs"; fi
+	if waits; then BENCH_WAITS_PROVIDERS=docker,e2b node "$here/waits.mjs"; fi
+fi
 if [ -z "$only" ] || [ "$only" = k8s ]; then
-	TASKBOX_SRCDIR=$top TASKBOX_BUILDDIR=$build node "$here/k8s.mjs"
+	if calls; then TASKBOX_SRCDIR=$top TASKBOX_BUILDDIR=$build node "$here/k8s.mjs"; fi
+	if waits; then
+		TASKBOX_SRCDIR=$top TASKBOX_BUILDDIR=$build \
+			BENCH_WAITS_PROVIDERS=k8s-pod,k8s-sandbox node "$here/waits.mjs"
+	fi
 fi
