@@ -178,7 +178,8 @@ test("under RLIMIT_NOFILE 104 at most 5 sandboxes are watched at once, whatever 
   });
   try {
     const fds = () => readdirSync(`/proc/${s.pid}/fd`).length;
-    await manyWaits(s, 6, 2, async (sets) => {
+    // One wait per sandbox: the limit also bounds parked waits (11 here).
+    await manyWaits(s, 6, 1, async (sets) => {
       await until(() => watched(sets).boxes === 5, 30000, () => `${JSON.stringify(watched(sets))}: not 5 sandboxes watched`);
       for (let i = 0; i < 5; i++) {
         await new Promise((r) => setTimeout(r, 100));
