@@ -12,7 +12,7 @@
 // machine type), with the task working and one info line, no error.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, copyFileSync, openSync, closeSync, readFileSync, readlinkSync, writeFileSync, writeSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, openSync, closeSync, readFileSync, readlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { startFake } from "./fake/spawn.mjs";
 import { callTool, scratchDir, startServer, writeConfig } from "../lib/client.mjs";
@@ -209,5 +209,34 @@ test("by default a static supervisor that cannot run in the sandbox (an ELF of a
     await call(s, "kill_sandbox", { sandbox_id });
   } finally {
     await s.close();
+  }
+});
+
+test("by default a sandbox of another machine type (uname -m) gets python3 and no copy, the task working", { timeout: 180000 }, async () => {
+  // A fake whose sandboxes' uname says riscv64.
+  const bin = join(scratchDir(), "bin");
+  mkdirSync(bin);
+  writeFileSync(join(bin, "uname"), "#!/bin/sh\necho riscv64\n");
+  chmodSync(join(bin, "uname"), 0o755);
+  const riscv = await startFake({ env: { PATH: `${bin}:/usr/bin:/bin:${process.env.PATH || ""}` } });
+  const cfg = writeConfig(scratchDir(), { default: "cloud", providers: { cloud: { plugin: "e2b", settings: { api_url: riscv.apiUrl, sandbox_url: riscv.sandboxUrl } } } });
+  const s = await startServer({ args: ["--config", cfg], env: { E2B_API_KEY: riscv.apiKey, TASKBOX_LOG: "info" }, stderr: "pipe" });
+  let log = "";
+  s.stderr.on("data", (b) => (log += b));
+  try {
+    const { sandbox_id } = await call(s, "create_sandbox", {});
+    const t = await call(s, "start_task", { sandbox_id, command: "echo works; sleep 30" });
+    assert.match(await supervisorProgram(s, sandbox_id, t.task_id), /python3/);
+    const grown = await call(s, "get_task", { sandbox_id, task_id: t.task_id, wait: 30 });
+    assert.equal(grown.stdout, "works\n");
+    assert.equal((await call(s, "cancel_task", { sandbox_id, task_id: t.task_id })).state, "cancelled");
+    assert.equal(uploads(await riscv.requests()).length, 0, "nothing copied");
+    const lines = log.split("\n").filter((l) => l.includes("the static supervisor does not run there"));
+    assert.equal(lines.length, 1, log);
+    assert.match(lines[0], /built for another machine type: riscv64/);
+    await call(s, "kill_sandbox", { sandbox_id });
+  } finally {
+    await s.close();
+    await riscv.stop();
   }
 });
