@@ -393,18 +393,24 @@ int tb_sup_static_runs(struct tb_box *box)
 		return 0;
 	}
 	decide(box, v == PROBE_RUNS);
-	if (v == PROBE_RUNS)
+	if (v == PROBE_RUNS) {
 		tb_log(TB_LOG_DEBUG,
 		       "sandbox %s: its verbs use the static supervisor %s",
 		       box->id, dest);
-	else
+	} else if (v == PROBE_FOREIGN) {
 		tb_log(TB_LOG_INFO,
 		       "sandbox %s: the static supervisor does not run there "
-		       "(%s%s); its verbs use python3",
-		       box->id,
-		       v == PROBE_FOREIGN ? "built for another machine type: "
-		                          : "",
-		       v == PROBE_FOREIGN || v == PROBE_NO_RUN ? err
-		                                               : "failed");
+		       "(the sandbox is %s, the static supervisor is built "
+		       "for %s); its verbs use python3",
+		       box->id, err, machine);
+	} else {
+		char how[16];
+
+		snprintf(how, sizeof(how), "exit %d", v);
+		tb_log(TB_LOG_INFO,
+		       "sandbox %s: the static supervisor does not run there "
+		       "(%s); its verbs use python3",
+		       box->id, v == PROBE_NO_RUN ? err : how);
+	}
 	return v == PROBE_RUNS;
 }
