@@ -33,9 +33,9 @@ static void list_plugin(const char *name, const char *path, void *arg)
 }
 
 /* Ends an instance's line with the supervisor its verbs run (as
- * tb_sup_choose picks it): the host's native one, a copy of the static one,
- * or python3. */
-static void print_supervisor(int native, enum tb_sup_mode mode)
+ * tb_sup_choose picks it): the host's native one (python3 where a provider
+ * with HOST_EXEC has none), a copy of the static one, or python3. */
+static void print_supervisor(int native, int host_exec, enum tb_sup_mode mode)
 {
 	const char *copy =
 	    tb_sup_static_sandbox_path() ? tb_sup_static_host_path() : NULL;
@@ -44,6 +44,8 @@ static void print_supervisor(int native, enum tb_sup_mode mode)
 		printf("python3 (\"supervisor\": \"python3\")\n");
 	else if (native)
 		printf("%s\n", tb_sup_native_path());
+	else if (host_exec)
+		printf("python3\n");
 	else if (mode == TB_SUP_MODE_STATIC && copy)
 		printf("a copy of %s\n", copy);
 	else if (mode == TB_SUP_MODE_STATIC)
@@ -94,7 +96,10 @@ static unsigned probe_instances(const struct tb_config *cfg)
 		                                    err, sizeof err))
 			printf("\"watches\" unused (it sees the processes), ");
 		printf("supervisor ");
-		print_supervisor(native, ci->supervisor);
+		print_supervisor(native,
+		                 (tb_plugin_desc(plugin)->features &
+		                  TASKBOX_FEATURE_HOST_EXEC) != 0,
+		                 ci->supervisor);
 		tb_instance_stop(plugin, handle);
 	}
 	return failed;

@@ -126,8 +126,10 @@ enum tb_sup_kind tb_sup_choose(struct tb_box *box)
 
 	if (mode == TB_SUP_MODE_PYTHON3)
 		return TB_SUP_PYTHON;
-	if (tb_sup_native_for(box->inst->plugin)) {
-		if (!marked_unusable(box->inst))
+	if (box->inst->plugin->features & TASKBOX_FEATURE_HOST_EXEC) {
+		/* This host's commands: its native binary, or python3. */
+		if (tb_sup_native_for(box->inst->plugin) &&
+		    !marked_unusable(box->inst))
 			return TB_SUP_HOST_NATIVE;
 	} else if (mode == TB_SUP_MODE_AUTO && tb_sup_static_runs(box)) {
 		return TB_SUP_STATIC;
