@@ -7,10 +7,10 @@
 // tests/k8s/rootfs.sh; it needs root). One taskbox process (the real
 // binary, stdio, the official MCP SDK client) has one k8s provider instance
 // per cell: kind "pod" (bare Pods) and kind "sandbox" (agent-sandbox
-// Sandboxes, which the fake's controller turns into pods), each with the
-// instance's default supervisor (python3 in the pod) and with
-// "supervisor": "static" (the static native supervisor, copied into the
-// pod by its first verb, before anything is timed).
+// Sandboxes, which the fake's controller turns into pods), each with
+// "supervisor": "python3" and with "supervisor": "static" (the static
+// native supervisor, the default where it runs in the pod, copied into the
+// pod by its first verb, before anything is timed), set explicitly.
 //
 // The baseline, measured in the same run on the same pod and interleaved
 // with taskbox's calls: one raw exec of `true` (a new TLS connection, the
@@ -47,7 +47,8 @@
 //                            (bench/lib/manywaits.mjs; default 48, 0 skips
 //                            them)
 //   BENCH_K8S_KINDS          pod,sandbox (the default) or one of them
-//   BENCH_K8S_SUPERVISORS    auto,static (the default) or one of them
+//   BENCH_K8S_SUPERVISORS    python3,static (the default), or any of
+//                            python3, static and auto
 //   BENCH_RESULTS            where to write k8s.md and k8s.json
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
@@ -393,7 +394,7 @@ function summarise(meta, runs) {
 function writeResults(dir, meta, runs, many) {
   mkdirSync(dir, { recursive: true });
   const sum = summarise(meta, runs);
-  const cellName = (c) => `kind ${c.kind}${c.supervisor === "static" ? ", static" : ""}`;
+  const cellName = (c) => `kind ${c.kind}, ${c.supervisor}`;
   const md = [
     "## Kubernetes provider: taskbox's calls against one raw exec on the same apiserver",
     "",
@@ -443,7 +444,7 @@ function writeResults(dir, meta, runs, many) {
     "",
     "### Method",
     "",
-    `The fake kube-apiserver (tests/k8s/fake.mjs starting tests/k8s/fake_apiserver.py \`--tls --rootfs DIR\`) serves on 127.0.0.1 with TLS and client certificates; its kubeconfig's current context authenticates with the client certificate, and taskbox and the raw clients use the same certificate. Its pods are chroots of the root filesystem tests/k8s/rootfs.sh builds (busybox and the host's python3); every pods/exec waits ${meta.fakeExecDelayMs} ms before starting its process (the fake's stand-in for the kubelet and the runtime), in the baselines and in taskbox's execs alike. One taskbox binary (\`taskbox serve\` on stdio, the official MCP SDK client, one call at a time) has one k8s provider instance per cell in its config (\`kubeconfig\` and \`kind\`, every other setting at its default; in the cells marked static also \`"supervisor": "static"\`: the static native supervisor, copied beside the bench's copy of taskbox as installed, and into the cell's pod by its first verb, before anything is timed, runs the verbs there; so start_task's exec is that copy's \`start\` and its split against python3's start-up says nothing); its plugins are those of TASKBOX_PLUGIN_PATH.${meta.staticSupervisor ? ` taskbox-supervisor-static: sha256 ${meta.staticSupervisor.sha256.slice(0, 16)}…, built ${meta.staticSupervisor.mtime}.` : ""}`,
+    `The fake kube-apiserver (tests/k8s/fake.mjs starting tests/k8s/fake_apiserver.py \`--tls --rootfs DIR\`) serves on 127.0.0.1 with TLS and client certificates; its kubeconfig's current context authenticates with the client certificate, and taskbox and the raw clients use the same certificate. Its pods are chroots of the root filesystem tests/k8s/rootfs.sh builds (busybox and the host's python3); every pods/exec waits ${meta.fakeExecDelayMs} ms before starting its process (the fake's stand-in for the kubelet and the runtime), in the baselines and in taskbox's execs alike. One taskbox binary (\`taskbox serve\` on stdio, the official MCP SDK client, one call at a time) has one k8s provider instance per cell in its config (\`kubeconfig\` and \`kind\`, every other setting at its default; \`"supervisor"\` set explicitly, to \`"python3"\` or, in the cells marked static, to \`"static"\` (the default since the static supervisor became the default where it runs in the pod): the static native supervisor, copied beside the bench's copy of taskbox as installed, and into the cell's pod by its first verb, before anything is timed, runs the verbs there; so start_task's exec is that copy's \`start\` and its split against python3's start-up says nothing); its plugins are those of TASKBOX_PLUGIN_PATH.${meta.staticSupervisor ? ` taskbox-supervisor-static: sha256 ${meta.staticSupervisor.sha256.slice(0, 16)}…, built ${meta.staticSupervisor.mtime}.` : ""}`,
     "",
     `Per cell: one sandbox (\`create_sandbox\` with \`provider\`), a running task (\`echo ready; exec ${K8S_SLEEP.join(" ")}\`) and a finished one (\`echo done\`), made before anything is timed. Per run, the cells take turns (the order rotated each run); on each cell the raw exec of \`true\`, the REST GET, each get_task's exec sent raw, get_task on the running task (state checked \`running\`), get_task on the finished task (checked \`succeeded\` with its output), start_task's exec sent raw, the raw exec of python3, start_task (\`true\`) and create_sandbox take turns two calls at a time, in that order; then each sandbox that run made is killed with kill_sandbox (timed one by one). Every raw exec's Status is checked \`Success\`. Latency is \`performance.now()\` around each call in the client.`,
     "",
@@ -529,7 +530,7 @@ async function main() {
     const providers = {};
     for (const kind of kinds)
       for (const supervisor of supervisors) {
-        const instance = `k8s-${kind}${supervisor === "static" ? "-static" : ""}`;
+        const instance = `k8s-${kind}${supervisor === "python3" ? "" : `-${supervisor}`}`;
         providers[instance] = { plugin: "k8s", supervisor, settings: { kubeconfig: fake.kubeconfig, kind } };
         cells.push({ kind, supervisor, instance });
       }

@@ -8,9 +8,10 @@
 // tests/docker/latency-proxy.mjs (`engine.sh latency DIR MS`: every chunk a
 // client sends held MS ms) otherwise. e2b: the E2B fake (tests/e2b/fake)
 // started with --latency-ms MS (every request taken up MS ms after it
-// arrives). Each of those with the instance's default supervisor (python3
-// in the sandbox) and with "supervisor": "static" (the static native
-// supervisor copied into the sandbox). One taskbox process (the real
+// arrives). Each of those with "supervisor": "python3" and with
+// "supervisor": "static" (the static native supervisor copied into the
+// sandbox, the default where it runs there), set explicitly. One taskbox
+// process (the real
 // binary, stdio, the official MCP SDK client) has one provider instance per
 // cell.
 //
@@ -44,9 +45,11 @@
 //                            skips them)
 //   BENCH_REMOTE_LATENCIES   added latencies in ms (default 0,50)
 //   BENCH_REMOTE_PROVIDERS   docker,e2b (the default) or one of them
-//   BENCH_REMOTE_SUPERVISORS auto,static (the default) or one of them: the
-//                            instances' "supervisor"; static needs
-//                            taskbox-supervisor-static beside TASKBOX_BIN
+//   BENCH_REMOTE_SUPERVISORS python3,static (the default), or any of
+//                            python3, static and auto: the instances'
+//                            "supervisor", set explicitly; static (and
+//                            auto's static) needs taskbox-supervisor-static
+//                            beside TASKBOX_BIN
 //   BENCH_RESULTS            where to write remote.md and remote.json
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -70,9 +73,9 @@ const LIGHT = { calls: 2, starts: 2, waits: 1 };
 // The "watches" of the e2b instances that compare with the default.
 const CAPPED = 16;
 
-// A cell's instance name: provider-latency, and -static for the static
-// supervisor.
-const cellInstance = (provider, ms, supervisor) => `${provider}-${ms}${supervisor === "static" ? "-static" : ""}`;
+// A cell's instance name: provider-latency, and -static or -auto for those
+// supervisors (python3 has none).
+const cellInstance = (provider, ms, supervisor) => `${provider}-${ms}${supervisor === "python3" ? "" : `-${supervisor}`}`;
 
 async function main() {
   const srcBin = process.env.TASKBOX_BIN;
@@ -144,8 +147,8 @@ async function main() {
         for (const ms of latencies) {
           const instance = `e2b-${ms}-w${CAPPED}`;
           const fake = fakes.fakes[ms];
-          providerConfig[instance] = { plugin: "e2b", watches: CAPPED, settings: { api_url: fake.apiUrl, sandbox_url: fake.sandboxUrl } };
-          capped.push({ provider: "e2b", latency: ms, supervisor: "auto", instance, fake, watches: CAPPED, tasks: 0 });
+          providerConfig[instance] = { plugin: "e2b", supervisor: "python3", watches: CAPPED, settings: { api_url: fake.apiUrl, sandbox_url: fake.sandboxUrl } };
+          capped.push({ provider: "e2b", latency: ms, supervisor: "python3", instance, fake, watches: CAPPED, tasks: 0 });
         }
     }
     if (!cells.length) throw new Error("nothing to measure");

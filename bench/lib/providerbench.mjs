@@ -51,8 +51,8 @@ export function copyTaskbox(srcBin, scratch) {
 // its stamp in stamp.staticSupervisor; where the build has none, leaves
 // static out and says so in notes.
 export function benchSupervisors(name, srcBin, scratch, stamp, notes) {
-  const supervisors = list(process.env[name], "auto,static");
-  for (const x of supervisors) if (x !== "auto" && x !== "static") throw new Error(`${name}: ${x}: auto or static`);
+  const supervisors = list(process.env[name], "python3,static");
+  for (const x of supervisors) if (!["python3", "static", "auto"].includes(x)) throw new Error(`${name}: ${x}: python3, static or auto`);
   if (!supervisors.includes("static")) return supervisors;
   const staticSrc = join(dirname(srcBin), "taskbox-supervisor-static");
   if (!existsSync(staticSrc)) {

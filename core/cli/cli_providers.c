@@ -32,24 +32,31 @@ static void list_plugin(const char *name, const char *path, void *arg)
 	tb_plugin_release(p);
 }
 
-/* Ends an instance's line with the supervisor its verbs run: the host's
- * native one, or a copy of the static one when STATIC_WANTED, else python3
- * (and the static copy where a sandbox has no python3). */
-static void print_supervisor(int native, bool static_wanted)
+/* Ends an instance's line with the supervisor its verbs run (as
+ * tb_sup_choose picks it): the host's native one (python3 where a provider
+ * with HOST_EXEC has none), a copy of the static one, or python3. */
+static void print_supervisor(int native, int host_exec, enum tb_sup_mode mode)
 {
 	const char *copy =
 	    tb_sup_static_sandbox_path() ? tb_sup_static_host_path() : NULL;
 
-	if (native)
+	if (mode == TB_SUP_MODE_PYTHON3)
+		printf("python3 (\"supervisor\": \"python3\")\n");
+	else if (native)
 		printf("%s\n", tb_sup_native_path());
-	else if (static_wanted && copy)
+	else if (host_exec)
+		printf("python3\n");
+	else if (mode == TB_SUP_MODE_STATIC && copy)
 		printf("a copy of %s\n", copy);
-	else if (static_wanted)
+	else if (mode == TB_SUP_MODE_STATIC)
 		printf("python3 (\"static\" asked, but this taskbox has no "
 		       "static supervisor)\n");
+	else if (copy)
+		printf("a copy of %s where it runs in the sandbox, else "
+		       "python3\n",
+		       copy);
 	else
-		printf("python3%s%s\n", copy ? ", else a copy of " : "",
-		       copy ? copy : "");
+		printf("python3 (this taskbox has no static supervisor)\n");
 }
 
 /* Starts and stops every configured instance; returns how many failed. */
@@ -89,7 +96,10 @@ static unsigned probe_instances(const struct tb_config *cfg)
 		                                    err, sizeof err))
 			printf("\"watches\" unused (it sees the processes), ");
 		printf("supervisor ");
-		print_supervisor(native, ci->static_supervisor);
+		print_supervisor(native,
+		                 (tb_plugin_desc(plugin)->features &
+		                  TASKBOX_FEATURE_HOST_EXEC) != 0,
+		                 ci->supervisor);
 		tb_instance_stop(plugin, handle);
 	}
 	return failed;

@@ -197,6 +197,18 @@ static void check_watches(struct tb_config_problems *p, const char *path,
 	free(sub);
 }
 
+/* The mode an instance's "supervisor" names, or -1. */
+static int sup_mode(const char *s)
+{
+	if (strcmp(s, "auto") == 0)
+		return TB_SUP_MODE_AUTO;
+	if (strcmp(s, "static") == 0)
+		return TB_SUP_MODE_STATIC;
+	if (strcmp(s, "python3") == 0)
+		return TB_SUP_MODE_PYTHON3;
+	return -1;
+}
+
 static void check_instance(struct tb_config_problems *p, const char *path,
                            json_t *inst)
 {
@@ -233,10 +245,9 @@ static void check_instance(struct tb_config_problems *p, const char *path,
 	if (supervisor && !json_is_string(supervisor))
 		tb_config_problem(p, sub, "must be a string, not %s",
 		                  tb_config_type_name(supervisor));
-	else if (supervisor &&
-	         strcmp(json_string_value(supervisor), "auto") != 0 &&
-	         strcmp(json_string_value(supervisor), "static") != 0)
-		tb_config_problem(p, sub, "must be \"auto\" or \"static\"");
+	else if (supervisor && sup_mode(json_string_value(supervisor)) < 0)
+		tb_config_problem(
+		    p, sub, "must be \"auto\", \"static\" or \"python3\"");
 	free(sub);
 	check_watches(p, path, json_object_get(inst, "watches"));
 }
@@ -428,9 +439,9 @@ static int take_instances(struct tb_config *cfg, json_t *providers)
 		    settings
 		        ? json_dumps(settings, JSON_COMPACT | JSON_SORT_KEYS)
 		        : strdup("{}");
-		ci->static_supervisor =
-		    supervisor &&
-		    strcmp(json_string_value(supervisor), "static") == 0;
+		ci->supervisor = supervisor ? (enum tb_sup_mode)sup_mode(
+		                                  json_string_value(supervisor))
+		                            : TB_SUP_MODE_AUTO;
 		ci->watches = watches ? (unsigned)json_integer_value(watches)
 		                      : TB_CONFIG_WATCHES_DEFAULT;
 		ci->watches_set = watches != NULL;

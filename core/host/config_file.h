@@ -8,13 +8,21 @@
 
 struct tb_config_limits;
 
+/* An instance's "supervisor": auto (the default), static or python3
+ * (sup_native.h says what each runs). */
+enum tb_sup_mode {
+	TB_SUP_MODE_AUTO,
+	TB_SUP_MODE_STATIC,
+	TB_SUP_MODE_PYTHON3,
+};
+
 struct tb_config_instance {
-	char *name;             /* key under "providers" */
-	char *plugin;           /* plugin name, e.g. "local" */
-	char *settings_json;    /* the instance's "settings" object as text */
-	bool static_supervisor; /* "supervisor": "static" */
-	unsigned watches;       /* "watches", or TB_CONFIG_WATCHES_DEFAULT */
-	bool watches_set;       /* "watches" was given */
+	char *name;          /* key under "providers" */
+	char *plugin;        /* plugin name, e.g. "local" */
+	char *settings_json; /* the instance's "settings" object as text */
+	enum tb_sup_mode supervisor; /* "supervisor" */
+	unsigned watches; /* "watches", or TB_CONFIG_WATCHES_DEFAULT */
+	bool watches_set; /* "watches" was given */
 };
 
 /* An instance's waits watched in its sandboxes at once (remote_watch.h),

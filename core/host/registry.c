@@ -136,7 +136,7 @@ int tb_registry_open(const struct tb_config *cfg, char *err, size_t errlen)
 			goto fail;
 		}
 		s->inst.plugin = tb_plugin_desc(s->plugin);
-		s->inst.static_supervisor = ci->static_supervisor;
+		s->inst.supervisor = ci->supervisor;
 		s->inst.watches = ci->watches;
 		if (tb_instance_watches_unused(ci, s->inst.plugin, warn,
 		                               sizeof warn))

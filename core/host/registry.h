@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "host/config_file.h"
 #include "taskbox/provider.h"
 
 struct tb_config;
@@ -14,9 +15,9 @@ struct tb_instance {
 	const char *name; /* the config's key, e.g. "work" */
 	const struct taskbox_provider *plugin; /* the loaded descriptor */
 	void *handle;                          /* what plugin init returned */
-	bool static_supervisor; /* the config's "supervisor": "static" */
-	unsigned watches;       /* the config's "watches": remote watches of
-	                           this instance's waits at once */
+	enum tb_sup_mode supervisor;           /* the config's "supervisor" */
+	unsigned watches; /* the config's "watches": remote watches of
+	                     this instance's waits at once */
 };
 
 /* Loads and initialises every instance named in cfg. On failure writes a

@@ -119,16 +119,25 @@ static void warn_no_static(void)
 	                    "use the python3 supervisor");
 }
 
-enum tb_sup_kind tb_sup_choose(const struct tb_box *box)
+enum tb_sup_kind tb_sup_choose(struct tb_box *box)
 {
 	static pthread_once_t warned = PTHREAD_ONCE_INIT;
+	enum tb_sup_mode mode = box->inst->supervisor;
 
-	if (tb_sup_native_for(box->inst->plugin) && !marked_unusable(box->inst))
-		return TB_SUP_HOST_NATIVE;
-	if (box->inst->static_supervisor || tb_sup_pythonless(box)) {
+	if (mode == TB_SUP_MODE_PYTHON3)
+		return TB_SUP_PYTHON;
+	if (box->inst->plugin->features & TASKBOX_FEATURE_HOST_EXEC) {
+		/* This host's commands: its native binary, or python3. */
+		if (tb_sup_native_for(box->inst->plugin) &&
+		    !marked_unusable(box->inst))
+			return TB_SUP_HOST_NATIVE;
+	} else if (mode == TB_SUP_MODE_AUTO && tb_sup_static_runs(box)) {
+		return TB_SUP_STATIC;
+	}
+	if (mode == TB_SUP_MODE_STATIC || tb_sup_pythonless(box)) {
 		if (tb_sup_static_sandbox_path() != NULL)
 			return TB_SUP_STATIC;
-		if (box->inst->static_supervisor)
+		if (mode == TB_SUP_MODE_STATIC)
 			pthread_once(&warned, warn_no_static);
 	}
 	return TB_SUP_PYTHON;

@@ -1,8 +1,8 @@
 /* Which supervisor runs the verbs on a box: the native taskbox-supervisor
  * where the provider runs commands on this host (TASKBOX_FEATURE_HOST_EXEC)
- * and the binary is found, else the portable python3 one, else (a sandbox
- * without python3, or an instance that asks for it) the static native one
- * copied into it (sup_upload.h). */
+ * and the binary is found; elsewhere the static native one copied into the
+ * sandbox (sup_upload.h) where it runs there, else the portable python3
+ * one; an instance's "supervisor" forces "static" or "python3". */
 #ifndef TB_SUP_NATIVE_H
 #define TB_SUP_NATIVE_H
 
@@ -38,11 +38,14 @@ enum tb_sup_kind {
 	TB_SUP_STATIC,      /* the static binary uploaded into the sandbox */
 };
 
-/* Which supervisor BOX's verbs use first: the host's native one where the
- * provider runs commands on this host and it ran there, the uploaded static
- * one for an instance configured with "supervisor": "static" or a sandbox
- * this process found without python3, else python3. */
-enum tb_sup_kind tb_sup_choose(const struct tb_box *box);
+/* Which supervisor BOX's verbs use first: python3 for an instance with
+ * "supervisor": "python3"; the host's native one where the provider runs
+ * commands on this host and it ran there; by default elsewhere the
+ * uploaded static one where it runs in the sandbox (probed by the first
+ * verb, remembered per sandbox: tb_sup_static_runs); the static one for
+ * "supervisor": "static" or a sandbox this process found without python3;
+ * else python3. */
+enum tb_sup_kind tb_sup_choose(struct tb_box *box);
 
 /* Writes how a verb starts with KIND into argv (a path, or python3 with
  * its flags and the embedded source) and returns how many entries. */

@@ -1,8 +1,9 @@
-/* The static native supervisor for sandboxes without python3 (and for
- * instances configured with "supervisor": "static"): found on the
- * host beside taskbox, uploaded once into the sandbox under .taskbox/bin
- * (named by its content, so versions never mix), and which sandboxes this
- * process found without python3. */
+/* The static native supervisor for remote sandboxes (by default where it
+ * runs there, always with "supervisor": "static", and where a sandbox has
+ * no python3): found on the host beside taskbox, uploaded once into the
+ * sandbox under .taskbox/bin (named by its content, so versions never mix),
+ * and which sandboxes this process found without python3 or unable to run
+ * it. */
 #ifndef TB_SUP_UPLOAD_H
 #define TB_SUP_UPLOAD_H
 
@@ -33,7 +34,8 @@ void tb_sup_mark_pythonless(const struct tb_box *box);
 const char *tb_sup_static_why(const struct tb_box *box);
 
 /* What to do when the static supervisor cannot run in BOX: use an image
- * with python3, or set the instance's "supervisor" to "auto". */
+ * with python3, or set the instance's "supervisor" to "auto" or
+ * "python3". */
 const char *tb_sup_static_remedy(const struct tb_box *box);
 
 /* Copies the static supervisor into BOX's sandbox at
@@ -42,5 +44,16 @@ const char *tb_sup_static_remedy(const struct tb_box *box);
  * place (concurrent uploads are harmless). Returns the provider's status,
  * or TASKBOX_E_UNSUPPORTED with err saying why it cannot be used there. */
 int tb_sup_upload(struct tb_box *box, char *err, size_t errlen);
+
+/* Whether BOX's sandbox runs the static supervisor (for the default,
+ * "supervisor": "auto"): decided once per sandbox and remembered. The
+ * first call probes it in one exec (there and answering, or absent and
+ * of the host's machine type), copies it in when absent and checks that
+ * it runs (an exec and a write more). A sandbox of another machine type,
+ * or where it does not run (noexec home, a binary of another machine),
+ * gives 0 with one info line logged; so does a host with no static
+ * supervisor, and a provider's failure (then without remembering).
+ * Thread-safe. */
+int tb_sup_static_runs(struct tb_box *box);
 
 #endif /* TB_SUP_UPLOAD_H */

@@ -3,30 +3,36 @@
 // supervisor into the sandbox at the first verb, and every verb runs that
 // copy: the task's supervisor, the wait verb that wakes a waiting call,
 // cancel. A second task and a fresh server use the copy already there. A
-// server of the default kind reads and cancels the static one's tasks. A
-// copy that cannot run refuses the verb with the reason and the remedy; a
-// taskbox without a static supervisor runs python3.
+// server with "supervisor": "python3" reads and cancels the static one's
+// tasks. A copy that cannot run refuses the verb with the reason and the
+// remedy; a taskbox without a static supervisor runs python3.
+//
+// The default ("auto", or no "supervisor"): the static copy where it runs
+// in the sandbox; python3 where it does not (here a binary of another
+// machine type), with the task working and one info line, no error.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, readlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, openSync, closeSync, readFileSync, readlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { startFake } from "./fake/spawn.mjs";
 import { callTool, scratchDir, startServer, writeConfig } from "../lib/client.mjs";
 
-let fake, staticCfg, autoCfg;
+let fake, staticCfg, autoCfg, pythonCfg, defaultCfg;
 
 before(async () => {
   fake = await startFake({ env: { PATH: `/usr/bin:/bin:${process.env.PATH || ""}` } });
   const settings = { api_url: fake.apiUrl, sandbox_url: fake.sandboxUrl };
   staticCfg = writeConfig(scratchDir(), { default: "cloud", providers: { cloud: { plugin: "e2b", supervisor: "static", settings } } });
   autoCfg = writeConfig(scratchDir(), { default: "cloud", providers: { cloud: { plugin: "e2b", supervisor: "auto", settings } } });
+  pythonCfg = writeConfig(scratchDir(), { default: "cloud", providers: { cloud: { plugin: "e2b", supervisor: "python3", settings } } });
+  defaultCfg = writeConfig(scratchDir(), { default: "cloud", providers: { cloud: { plugin: "e2b", settings } } });
 });
 
 after(async () => {
   if (fake) await fake.stop();
 });
 
-const server = (cfg, env = {}) => startServer({ args: ["--config", cfg], env: { E2B_API_KEY: fake.apiKey, ...env } });
+const server = (cfg, env = {}, opts = {}) => startServer({ args: ["--config", cfg], env: { E2B_API_KEY: fake.apiKey, ...env }, ...opts });
 
 async function call(s, name, args) {
   const r = await callTool(s.client, name, args);
@@ -46,7 +52,7 @@ const COPY = /\/\.taskbox\/bin\/taskbox-supervisor-[0-9a-f]{16}$/;
 
 test("every verb runs the static supervisor copied into the sandbox once", { timeout: 180000 }, async () => {
   let s = await server(staticCfg);
-  const auto = await server(autoCfg);
+  const py = await server(pythonCfg);
   try {
     await fake.clearRequests();
     const { sandbox_id } = await call(s, "create_sandbox", {});
@@ -69,12 +75,12 @@ test("every verb runs the static supervisor copied into the sandbox once", { tim
     assert.equal((await call(s, "cancel_task", { sandbox_id, task_id: t2.task_id })).state, "cancelled");
     assert.equal((await ending).state, "cancelled");
 
-    // A server of the default kind (python3) reads and cancels the static
-    // one's task; a fresh static server finds the copy already there.
-    const seen = await call(auto, "get_task", { sandbox_id, task_id: t1.task_id });
+    // A python3 server reads and cancels the static one's task; a fresh
+    // static server finds the copy already there.
+    const seen = await call(py, "get_task", { sandbox_id, task_id: t1.task_id });
     assert.equal(seen.state, "running");
     assert.equal(seen.stdout, "one\n");
-    assert.equal((await call(auto, "cancel_task", { sandbox_id, task_id: t1.task_id })).state, "cancelled");
+    assert.equal((await call(py, "cancel_task", { sandbox_id, task_id: t1.task_id })).state, "cancelled");
     await s.close();
     s = await server(staticCfg);
     const t3 = await call(s, "start_task", { sandbox_id, command: "echo three" });
@@ -85,7 +91,7 @@ test("every verb runs the static supervisor copied into the sandbox once", { tim
     await call(s, "kill_sandbox", { sandbox_id });
   } finally {
     await s.close();
-    await auto.close();
+    await py.close();
   }
 });
 
@@ -123,5 +129,114 @@ test("a taskbox without a static supervisor runs python3 for a \"static\" instan
     await call(s, "kill_sandbox", { sandbox_id });
   } finally {
     await s.close();
+  }
+});
+
+// The static supervisor the build made (TASKBOX_BUILDDIR), the one the
+// server copies by default.
+const built = join(process.env.TASKBOX_BUILDDIR || ".", "taskbox-supervisor-static");
+
+test("by default (no \"supervisor\", or \"auto\") every verb runs the static copy; \"python3\" runs python3 and copies nothing", { timeout: 180000 }, async () => {
+  const d = await server(defaultCfg);
+  const a = await server(autoCfg);
+  const py = await server(pythonCfg);
+  try {
+    await fake.clearRequests();
+    const { sandbox_id } = await call(d, "create_sandbox", {});
+    const t1 = await call(d, "start_task", { sandbox_id, command: "echo one; sleep 30" });
+    assert.match(await supervisorProgram(d, sandbox_id, t1.task_id), COPY);
+    assert.equal(uploads(await fake.requests()).length, 1, "one copy at the first verb");
+    // The wait verb that wakes a waiting call runs the copy too.
+    const waiting = call(d, "get_task", { sandbox_id, task_id: t1.task_id, wait: 60, stdout_offset: 4 });
+    await new Promise((r) => setTimeout(r, 500));
+    const woken = await call(a, "cancel_task", { sandbox_id, task_id: t1.task_id });
+    assert.equal(woken.state, "cancelled");
+    assert.equal((await waiting).state, "cancelled");
+    const t2 = await call(a, "start_task", { sandbox_id, command: "sleep 30" });
+    assert.match(await supervisorProgram(a, sandbox_id, t2.task_id), COPY);
+    assert.equal(uploads(await fake.requests()).length, 1, "\"auto\" finds the copy there");
+
+    await fake.clearRequests();
+    const other = (await call(py, "create_sandbox", {})).sandbox_id;
+    const t3 = await call(py, "start_task", { sandbox_id: other, command: "echo three; sleep 30" });
+    assert.match(await supervisorProgram(py, other, t3.task_id), /python3/);
+    const grown = await call(py, "get_task", { sandbox_id: other, task_id: t3.task_id, wait: 30 });
+    assert.equal(grown.stdout, "three\n");
+    assert.equal((await call(py, "cancel_task", { sandbox_id: other, task_id: t3.task_id })).state, "cancelled");
+    assert.equal(uploads(await fake.requests()).length, 0, "python3 copies nothing");
+    assert.equal((await call(py, "cancel_task", { sandbox_id, task_id: t2.task_id })).state, "cancelled");
+    await call(d, "kill_sandbox", { sandbox_id });
+    await call(py, "kill_sandbox", { sandbox_id: other });
+  } finally {
+    await d.close();
+    await a.close();
+    await py.close();
+  }
+});
+
+test("by default a static supervisor that cannot run in the sandbox (an ELF of another machine type) gives python3, the task working", { timeout: 180000 }, async () => {
+  // The build's binary with its ELF header's e_machine changed (bytes 18
+  // and 19): the sandbox's exec refuses it (ENOEXEC).
+  const foreign = join(scratchDir(), "taskbox-supervisor-static");
+  copyFileSync(built, foreign);
+  const head = readFileSync(foreign).subarray(0, 20);
+  assert.equal(head.subarray(1, 4).toString(), "ELF");
+  const other = head.readUInt16LE(18) === 0xb7 ? 0x3e : 0xb7; // aarch64, else x86-64
+  const fd = openSync(foreign, "r+");
+  const m = Buffer.alloc(2);
+  m.writeUInt16LE(other);
+  writeSync(fd, m, 0, 2, 18);
+  closeSync(fd);
+  chmodSync(foreign, 0o755);
+  const s = await server(defaultCfg, { TASKBOX_SUPERVISOR_STATIC: foreign, TASKBOX_LOG: "info" }, { stderr: "pipe" });
+  let log = "";
+  s.stderr.on("data", (b) => (log += b));
+  try {
+    await fake.clearRequests();
+    const { sandbox_id } = await call(s, "create_sandbox", {});
+    const t = await call(s, "start_task", { sandbox_id, command: "echo works; sleep 30" });
+    assert.match(await supervisorProgram(s, sandbox_id, t.task_id), /python3/);
+    const t2 = await call(s, "start_task", { sandbox_id, command: "echo again" });
+    const done = await call(s, "get_task", { sandbox_id, task_id: t2.task_id, wait: 30 });
+    assert.equal(done.state, "succeeded");
+    assert.equal(done.stdout, "again\n");
+    assert.equal(uploads(await fake.requests()).length, 1, "copied and probed once per sandbox");
+    const lines = log.split("\n").filter((l) => l.includes("the static supervisor does not run there"));
+    assert.equal(lines.length, 1, log);
+    assert.match(lines[0], /info.*Exec format error|info.*exit 126/);
+    assert.doesNotMatch(log, /error|warn/i);
+    assert.equal((await call(s, "cancel_task", { sandbox_id, task_id: t.task_id })).state, "cancelled");
+    await call(s, "kill_sandbox", { sandbox_id });
+  } finally {
+    await s.close();
+  }
+});
+
+test("by default a sandbox of another machine type (uname -m) gets python3 and no copy, the task working", { timeout: 180000 }, async () => {
+  // A fake whose sandboxes' uname says riscv64.
+  const bin = join(scratchDir(), "bin");
+  mkdirSync(bin);
+  writeFileSync(join(bin, "uname"), "#!/bin/sh\necho riscv64\n");
+  chmodSync(join(bin, "uname"), 0o755);
+  const riscv = await startFake({ env: { PATH: `${bin}:/usr/bin:/bin:${process.env.PATH || ""}` } });
+  const cfg = writeConfig(scratchDir(), { default: "cloud", providers: { cloud: { plugin: "e2b", settings: { api_url: riscv.apiUrl, sandbox_url: riscv.sandboxUrl } } } });
+  const s = await startServer({ args: ["--config", cfg], env: { E2B_API_KEY: riscv.apiKey, TASKBOX_LOG: "info" }, stderr: "pipe" });
+  let log = "";
+  s.stderr.on("data", (b) => (log += b));
+  try {
+    const { sandbox_id } = await call(s, "create_sandbox", {});
+    const t = await call(s, "start_task", { sandbox_id, command: "echo works; sleep 30" });
+    assert.match(await supervisorProgram(s, sandbox_id, t.task_id), /python3/);
+    const grown = await call(s, "get_task", { sandbox_id, task_id: t.task_id, wait: 30 });
+    assert.equal(grown.stdout, "works\n");
+    assert.equal((await call(s, "cancel_task", { sandbox_id, task_id: t.task_id })).state, "cancelled");
+    assert.equal(uploads(await riscv.requests()).length, 0, "nothing copied");
+    const lines = log.split("\n").filter((l) => l.includes("the static supervisor does not run there"));
+    assert.equal(lines.length, 1, log);
+    assert.match(lines[0], /info.*the sandbox is riscv64, the static supervisor is built for /);
+    await call(s, "kill_sandbox", { sandbox_id });
+  } finally {
+    await s.close();
+    await riscv.stop();
   }
 });

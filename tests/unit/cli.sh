@@ -85,7 +85,7 @@ expect 3 '^\$\.providers\.box\.plugin: must be a string' \
 	"$bin" check-config "$tmp/bad.json"
 expect 3 '^\$\.providers\.box\.token: unknown key' \
 	"$bin" check-config "$tmp/bad.json"
-expect 3 '^\$\.providers\.box\.supervisor: must be "auto" or "static"' \
+expect 3 '^\$\.providers\.box\.supervisor: must be "auto", "static" or "python3"' \
 	"$bin" check-config "$tmp/bad.json"
 expect 3 '^\$\.providers\.box\.watches: must be an integer 0\.\.1024' \
 	"$bin" check-config "$tmp/bad.json"
@@ -101,17 +101,17 @@ expect 3 'must be a string' "$bin" providers --config "$tmp/bad.json"
 # providers: every fake plugin listed, each rejection with its reason.
 expect 0 "ok +work \\(default\\): plugin fake_good 1\\.0, ABI 1\\.$minor" \
 	"$bin" providers --config "$tmp/good.json" --plugin-dir "$fakes"
-# Which supervisor each instance's tasks use: python3 where the provider
-# does not declare TASKBOX_FEATURE_HOST_EXEC, the build's native one on the
-# local provider.
-# Where a static libc links, the static supervisor is built beside taskbox
-# and copied into sandboxes without python3.
+# Which supervisor each instance's tasks use: where the provider does not
+# declare TASKBOX_FEATURE_HOST_EXEC, a copy of the static one where it runs
+# in the sandbox, else python3; the build's native one on the local
+# provider. The static supervisor is built beside taskbox where a static
+# libc links.
 if [ -x "$(dirname "$bin")/taskbox-supervisor-static" ]; then
-	copy=', else a copy of /.*/taskbox-supervisor-static'
+	copy='a copy of /.*/taskbox-supervisor-static where it runs in the sandbox, else python3'
 else
-	copy=''
+	copy='python3 \(this taskbox has no static supervisor\)'
 fi
-expect 0 "ok +work \\(default\\): plugin fake_good .*, supervisor python3$copy\$" \
+expect 0 "ok +work \\(default\\): plugin fake_good .*, supervisor $copy\$" \
 	"$bin" providers --config "$tmp/good.json" --plugin-dir "$fakes"
 # The waits each instance watches in its sandboxes at once, where the host
 # cannot see their processes: its "watches", 64 unless set.
@@ -142,6 +142,17 @@ else
 fi
 expect 0 "ok +s \\(default\\): plugin fake_good .*, $chosen" \
 	"$bin" providers --config "$tmp/static.json" --plugin-dir "$fakes"
+# "supervisor": "python3": python3 everywhere, the local provider too.
+cat >"$tmp/python3.json" <<'JSON'
+{"default": "p", "providers": {"p": {"plugin": "fake_good", "supervisor": "python3"}}}
+JSON
+cat >"$tmp/python3-local.json" <<'JSON'
+{"default": "l", "providers": {"l": {"plugin": "local", "supervisor": "python3"}}}
+JSON
+expect 0 'ok +p \(default\): plugin fake_good .*, supervisor python3 \("supervisor": "python3"\)$' \
+	"$bin" providers --config "$tmp/python3.json" --plugin-dir "$fakes"
+expect 0 'ok +l \(default\): plugin local .*, supervisor python3 \("supervisor": "python3"\)$' \
+	env -u TASKBOX_SUPERVISOR "$bin" providers --config "$tmp/python3-local.json"
 expect 0 'ok +local \(default\): plugin local [^,]*, ABI [^,]*, [^,]*, supervisor /.*/taskbox-supervisor$' \
 	env -u TASKBOX_SUPERVISOR "$bin" providers
 for reason in \

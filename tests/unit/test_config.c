@@ -254,27 +254,30 @@ Test(config, settings_must_be_an_object)
 	         "$.providers.a.settings: must be an object, not a string");
 }
 
-Test(config, supervisor_is_auto_unless_static)
+Test(config, supervisor_is_auto_static_or_python3)
 {
 	struct tb_config *cfg = tb_config_parse(
 	    "{\"default\": \"a\", \"providers\": {"
 	    "\"a\": {\"plugin\": \"x\", \"supervisor\": \"static\"},"
 	    "\"b\": {\"plugin\": \"x\", \"supervisor\": \"auto\"},"
-	    "\"c\": {\"plugin\": \"x\"}}}",
+	    "\"c\": {\"plugin\": \"x\"},"
+	    "\"d\": {\"plugin\": \"x\", \"supervisor\": \"python3\"}}}",
 	    "t.json", err, sizeof err);
 
 	cr_assert_not_null(cfg, "%s", err);
-	cr_assert(cfg->instances[0].static_supervisor);
-	cr_assert_not(cfg->instances[1].static_supervisor);
-	cr_assert_not(cfg->instances[2].static_supervisor);
+	cr_assert_eq(cfg->instances[0].supervisor, TB_SUP_MODE_STATIC);
+	cr_assert_eq(cfg->instances[1].supervisor, TB_SUP_MODE_AUTO);
+	cr_assert_eq(cfg->instances[2].supervisor, TB_SUP_MODE_AUTO);
+	cr_assert_eq(cfg->instances[3].supervisor, TB_SUP_MODE_PYTHON3);
 	tb_config_free(cfg);
 }
 
-Test(config, supervisor_must_be_auto_or_static)
+Test(config, supervisor_must_be_auto_static_or_python3)
 {
 	PROBLEMS("{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
-	         "\"x\", \"supervisor\": \"python3\"}}}",
-	         "$.providers.a.supervisor: must be \"auto\" or \"static\"");
+	         "\"x\", \"supervisor\": \"native\"}}}",
+	         "$.providers.a.supervisor: must be \"auto\", \"static\" or "
+	         "\"python3\"");
 	PROBLEMS("{\"default\": \"a\", \"providers\": {\"a\": {\"plugin\": "
 	         "\"x\", \"supervisor\": true}}}",
 	         "$.providers.a.supervisor: must be a string, not a boolean");

@@ -15,10 +15,11 @@ function engine(verb, env = {}) {
 
 // The provider on an engine with its init binary (noInit false), or on one
 // without (podman's init_path naming no file), with the plugin's init
-// setting left at its default, "auto".
-export function dockerProvider({ noInit = false } = {}) {
+// setting left at its default, "auto"; supervisor sets the instance's
+// "supervisor" (the default runs the static copy).
+export function dockerProvider({ noInit = false, supervisor } = {}) {
   return {
-  name: noInit ? "docker (engine without init)" : "docker",
+  name: (noInit ? "docker (engine without init)" : "docker") + (supervisor ? `, "supervisor": "${supervisor}"` : ""),
 
   async setup({ sandboxEnv = {} } = {}) {
     dir = scratchDir("taskbox-contract-docker-");
@@ -30,6 +31,7 @@ export function dockerProvider({ noInit = false } = {}) {
         providers: {
           box: {
             plugin: "docker",
+            ...(supervisor ? { supervisor } : {}),
             settings: {
               host: vars.DOCKER_HOST,
               image: vars.TASKBOX_DOCKER_IMAGE,

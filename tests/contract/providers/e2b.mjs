@@ -1,12 +1,13 @@
 // The e2b provider for the contract suite: the plugin against the loopback
 // fake of E2B's control plane and envd (tests/e2b/fake), which runs the
-// sandboxes' commands for real on this machine.
+// sandboxes' commands for real on this machine. supervisor "python3" sets
+// the instance's "supervisor" (the default runs the static copy).
 import { startFake } from "../../e2b/fake/spawn.mjs";
 
-let fake;
-
-export default {
-  name: "e2b",
+export function e2bProvider({ supervisor } = {}) {
+  let fake;
+  return {
+  name: supervisor ? `e2b, "supervisor": "${supervisor}"` : "e2b",
   // connect extends a sandbox's life to default_lifetime (as E2B's own
   // connect does): a sandbox in use does not run out.
   renewsOnConnect: true,
@@ -21,6 +22,7 @@ export default {
         providers: {
           cloud: {
             plugin: "e2b",
+            ...(supervisor ? { supervisor } : {}),
             settings: { api_url: fake.apiUrl, sandbox_url: fake.sandboxUrl, env: sandboxEnv },
           },
         },
@@ -33,4 +35,7 @@ export default {
     if (fake) await fake.stop();
     fake = undefined;
   },
-};
+  };
+}
+
+export default e2bProvider();

@@ -4,14 +4,18 @@
 // into a busybox + python3 root (tests/k8s/rootfs.sh). kind "pod" makes
 // bare Pods, kind "sandbox" agent-sandbox Sandboxes. image "debian:12-slim"
 // gets the same root without python3 (the fake's PYTHONLESS_IMAGES), where
-// the server copies its static supervisor into each sandbox.
+// the server copies its static supervisor into each sandbox (as it does by
+// default anyway); supervisor sets the instance's "supervisor".
 import { pluginPath, startFake } from "../../k8s/fake.mjs";
 
-export function k8sProvider({ kind = "pod", image = "taskbox/test:busybox-python3" } = {}) {
+export function k8sProvider({ kind = "pod", image = "taskbox/test:busybox-python3", supervisor } = {}) {
   let fake;
   const noPython = image.startsWith("debian:");
   return {
-    name: (kind === "pod" ? "k8s" : `k8s (kind ${kind})`) + (noPython ? `, ${image} without python3` : ""),
+    name:
+      (kind === "pod" ? "k8s" : `k8s (kind ${kind})`) +
+      (noPython ? `, ${image} without python3` : "") +
+      (supervisor ? `, "supervisor": "${supervisor}"` : ""),
     noPython,
 
     async setup({ sandboxEnv = {} } = {}) {
@@ -23,6 +27,7 @@ export function k8sProvider({ kind = "pod", image = "taskbox/test:busybox-python
           providers: {
             kube: {
               plugin: "k8s",
+              ...(supervisor ? { supervisor } : {}),
               settings: {
                 kubeconfig: fake.kubeconfig,
                 kind,
