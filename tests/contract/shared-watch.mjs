@@ -73,10 +73,11 @@ export function sharedWatchSuite(provider) {
     // n tasks in a new sandbox that end, each with its own exit code,
     // once the sandbox's gate file exists.
     async function gatedTasks(n, tag) {
-      const { sandbox_id } = await call("create_sandbox", {});
+      // Long lives: starting 200 tasks on a loaded engine takes minutes.
+      const { sandbox_id } = await call("create_sandbox", { timeout: 3600 });
       const gate = `gate-${tag}`;
       const tasks = await pool([...Array(n).keys()], 8, (i) =>
-        call("start_task", { sandbox_id, command: `until [ -e ${gate} ]; do sleep 2; done; exit ${(i % 200) + 1}` }),
+        call("start_task", { sandbox_id, timeout: 3600, command: `until [ -e ${gate} ]; do sleep 2; done; exit ${(i % 200) + 1}` }),
       );
       return { sandbox_id, gate, tasks, ids: new Set(tasks.map((t) => t.task_id)) };
     }
