@@ -4,7 +4,7 @@
 // waits and once every watch's verb runs in the sandbox, then the FIFO
 // opened: each wait's wake-up from its task's exit, all of them ending
 // together; and the table the reports print of it.
-import { waitVerbs } from "../../tests/lib/verbs.mjs";
+import { watchedTasks } from "../../tests/lib/verbs.mjs";
 import { rssBytes } from "./procfs.mjs";
 import { readFileSync } from "node:fs";
 import { row, range } from "./providerreport.mjs";
@@ -76,10 +76,10 @@ export async function manyWaits(tb, cell, w, watched) {
   // the bench's own clean-up, not the process as an unhandled rejection.
   const failed = Promise.all(waits).then(() => new Promise(() => {}));
   const ids = new Set(handles.map((h) => h.task_id));
-  await Promise.race([waitFor(`${watched} of ${w} waits watched on ${cell.instance}`, async () => waitVerbs(ids) >= watched, 50), failed]);
+  await Promise.race([waitFor(`${watched} of ${w} waits watched on ${cell.instance}`, async () => watchedTasks(ids) >= watched, 50), failed]);
   // The other waits' first looks, and the watches' connections, settle.
   await new Promise((res) => setTimeout(res, 500));
-  const seen = waitVerbs(ids);
+  const seen = watchedTasks(ids);
   const rss1 = rssBytes(tb.pid);
   const threads1 = threads(tb.pid);
   const g = sc(await tb.call("run_command", { sandbox_id, command: `: > ${gate}` }));

@@ -14,6 +14,7 @@ import { randomBytes } from "node:crypto";
 import { rssBytes } from "./procfs.mjs";
 import { quantile } from "./stats.mjs";
 import { sc } from "./taskcalls.mjs";
+import { runningVerbs } from "../../tests/lib/verbs.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const now = () => performance.now();
@@ -33,25 +34,11 @@ export function procSample(pid) {
 }
 
 // The supervisor verbs running on this host (the sandboxes' processes are
-// this host's) that watch any of the task ids in ids (a Set): a `wait` verb
-// names its task after --id (each one exec stream today); a verb named
-// `watch` or `wait` that names tasks in any later argument (a stream per
-// sandbox) counts once. Each is one open provider stream.
+// this host's) that watch any of the task ids in ids (a Set): a `wait`
+// verb per wait, or a `watch` verb per sandbox. Each is one open provider
+// stream.
 export function watchVerbs(ids) {
-  let n = 0;
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    let argv;
-    try {
-      argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-    } catch {
-      continue; // gone meanwhile
-    }
-    const at = argv.findIndex((a, i) => (a === "wait" || a === "watch") && argv[i + 1] === "--root");
-    if (at < 0) continue;
-    if (argv.slice(at + 2).some((a) => a.split(/[,/\s]/).some((x) => ids.has(x)))) n++;
-  }
-  return n;
+  return runningVerbs().filter((v) => v.tasks.some((t) => ids.has(t))).length;
 }
 
 // Runs fn with a deadline of ms: resolves with its value, or rejects saying

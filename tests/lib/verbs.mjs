@@ -3,25 +3,9 @@
 // host's processes.
 import { readdirSync, readFileSync } from "node:fs";
 
-// How many `wait` verbs run now for the task ids in ids (a Set).
-export function waitVerbs(ids) {
-  let n = 0;
-  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    let argv;
-    try {
-      argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-    } catch {
-      continue; // gone meanwhile
-    }
-    const at = argv.indexOf("wait");
-    if (at >= 0 && argv[at + 1] === "--root" && ids.has(argv[argv.indexOf("--id", at) + 1])) n++;
-  }
-  return n;
-}
-
-// The `watch` verbs running now (docs/supervisor.md) that name any of the
-// task ids in ids (a Set): [{ pid, tasks: [task ids named] }].
-export function watchVerbs(ids) {
+// Every `wait` or `watch` verb running now: [{ pid, verb, tasks }], tasks
+// being the task ids it names (wait's --id, watch's --tasks).
+export function runningVerbs() {
   const found = [];
   for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     let argv;
@@ -30,11 +14,23 @@ export function watchVerbs(ids) {
     } catch {
       continue; // gone meanwhile
     }
-    const at = argv.indexOf("watch");
-    if (at < 0 || argv[at + 1] !== "--root") continue;
-    const list = argv[argv.indexOf("--tasks", at) + 1] || "";
-    const tasks = list.split(",").map((i) => i.split("/")[0]);
-    if (tasks.some((t) => ids.has(t))) found.push({ pid: Number(pid), tasks });
+    const at = argv.findIndex((a, i) => (a === "wait" || a === "watch") && argv[i + 1] === "--root");
+    if (at < 0) continue;
+    const verb = argv[at];
+    const value = argv[argv.indexOf(verb === "wait" ? "--id" : "--tasks", at) + 1] || "";
+    found.push({ pid: Number(pid), verb, tasks: verb === "wait" ? [value] : value.split(",").map((i) => i.split("/")[0]) });
   }
   return found;
+}
+
+// The `watch` verbs running now (docs/supervisor.md) that name any of the
+// task ids in ids (a Set): [{ pid, verb, tasks }].
+export function watchVerbs(ids) {
+  return runningVerbs().filter((v) => v.verb === "watch" && v.tasks.some((t) => ids.has(t)));
+}
+
+// How many of the task ids in ids (a Set) a running verb watches.
+export function watchedTasks(ids) {
+  const named = new Set(runningVerbs().flatMap((v) => v.tasks.filter((t) => ids.has(t))));
+  return named.size;
 }
