@@ -83,6 +83,9 @@ export function sharedWatchSuite(provider) {
     }
 
     // The watch verbs naming a sandbox's tasks, once they settle at want.
+    // On a loaded engine the waits' first views (each a round trip) and
+    // the verb's restarts (on docker each abandoned verb's group is killed
+    // through an exec of its own) take minutes to let all 100 join.
     async function settled(box, want) {
       let verbs = [];
       const named = () => new Set(verbs.flatMap((v) => v.tasks.filter((t) => box.ids.has(t))));
@@ -91,7 +94,7 @@ export function sharedWatchSuite(provider) {
           verbs = watchVerbs(box.ids);
           return verbs.length === want && named().size === box.ids.size;
         },
-        60000,
+        240000,
         () => `${verbs.length} watch verbs name ${named().size} of ${box.ids.size} tasks`,
       );
       return verbs;
