@@ -71,15 +71,27 @@ export function sharedWatchSuite(provider) {
     }
 
     // n tasks in a new sandbox that end, each with its own exit code,
-    // once the sandbox's gate file exists.
+    // once the sandbox's gate opens: each is blocked reading a FIFO (no
+    // process polls: 200 tasks polling starved a loaded engine's execs),
+    // and a writer's open and close releases them all.
     async function gatedTasks(n, tag) {
       // Long lives: starting 200 tasks on a loaded engine takes minutes.
       const { sandbox_id } = await call("create_sandbox", { timeout: 3600 });
       const gate = `gate-${tag}`;
-      const tasks = await pool([...Array(n).keys()], 8, (i) =>
-        call("start_task", { sandbox_id, timeout: 3600, command: `until [ -e ${gate} ]; do sleep 2; done; exit ${(i % 200) + 1}` }),
+      const made = await call("run_command", { sandbox_id, command: `mkfifo ${gate}` });
+      assert.equal(made.exit_code, 0, JSON.stringify(made));
+      const tasks = await pool([...Array(n).keys()], 4, (i) =>
+        call("start_task", { sandbox_id, timeout: 3600, command: `read _ < ${gate} || true; exit ${(i % 200) + 1}` }),
       );
+      for (const t of tasks) assert.equal(t.state, "running", `a task did not start: ${JSON.stringify(t)}`);
       return { sandbox_id, gate, tasks, ids: new Set(tasks.map((t) => t.task_id)) };
+    }
+
+    // Opens box's gate: a writer's open and close of the FIFO ends every
+    // task blocked reading it.
+    async function openGate(box) {
+      const r = await call("run_command", { sandbox_id: box.sandbox_id, command: `: > ${box.gate}` });
+      assert.equal(r.exit_code, 0, JSON.stringify(r));
     }
 
     // The watch verbs naming a sandbox's tasks, once they settle at want.
@@ -111,7 +123,7 @@ export function sharedWatchSuite(provider) {
       const counts = boxes.map((b) => watchVerbs(b.ids).length);
       assert.deepEqual(counts, [1, 1], `watch verbs per sandbox ${Date.now() - sent} ms after the waits were sent`);
       open = true;
-      for (const b of boxes) await call("write_file", { sandbox_id: b.sandbox_id, path: b.gate, content: "" });
+      for (const b of boxes) await openGate(b);
       const views = await Promise.all(waits);
       let k = 0;
       for (const b of boxes)
@@ -140,7 +152,7 @@ export function sharedWatchSuite(provider) {
       }
       await sleep(1000);
       open = true;
-      await call("write_file", { sandbox_id: b.sandbox_id, path: b.gate, content: "" });
+      await openGate(b);
       const views = await Promise.all(waits);
       views.forEach((v, i) => {
         assert.equal(v.state, "failed", JSON.stringify(v));
