@@ -449,13 +449,17 @@ static void *watch_thread(void *arg)
 			*p = sw->next;
 			break;
 		}
-	if (--n_watches == 0)
-		pthread_cond_broadcast(&none_running);
 	pthread_mutex_unlock(&lock);
 	free_dead(dead);
+	/* The connection is closed before the drain may return: the provider
+	 * is unloaded after it, and its close with it. */
 	tb_box_close(&sw->box);
 	free(sw->run);
 	free(sw);
+	pthread_mutex_lock(&lock);
+	if (--n_watches == 0)
+		pthread_cond_broadcast(&none_running);
+	pthread_mutex_unlock(&lock);
 	return NULL;
 }
 
