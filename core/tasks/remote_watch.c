@@ -99,8 +99,8 @@ static void free_sub(struct tb_remote_watch *w)
 }
 
 /* The watches all instances may run at once: an eighth of the soft
- * RLIMIT_NOFILE after 64 left for the rest of the process (a watch on e2b
- * holds about four sockets), however many each instance's "watches"
+ * RLIMIT_NOFILE after 64 left for the rest of the process (each watch
+ * holds a connection of its own), however many each instance's "watches"
  * allow. */
 static unsigned process_cap(void)
 {
