@@ -40,6 +40,17 @@ async function call(s, name, args) {
   return r.structuredContent;
 }
 
+// The task once it has ended, its whole output: a wait answers at the
+// first output as well as at the end, so this waits again past what it saw.
+async function ended(s, sandbox_id, task_id) {
+  let seen = { state: "running", stdout_next_offset: 0, stderr_next_offset: 0 };
+  for (let i = 0; i < 10 && seen.state === "running"; i++) {
+    const { stdout_next_offset: stdout_offset, stderr_next_offset: stderr_offset } = seen;
+    seen = await call(s, "get_task", { sandbox_id, task_id, wait: 30, stdout_offset, stderr_offset });
+  }
+  return call(s, "get_task", { sandbox_id, task_id });
+}
+
 // The program the task's supervisor runs (the fake's sandboxes are
 // processes of this machine).
 async function supervisorProgram(s, sandbox_id, task_id) {
@@ -84,7 +95,7 @@ test("every verb runs the static supervisor copied into the sandbox once", { tim
     await s.close();
     s = await server(staticCfg);
     const t3 = await call(s, "start_task", { sandbox_id, command: "echo three" });
-    const done = await call(s, "get_task", { sandbox_id, task_id: t3.task_id, wait: 30 });
+    const done = await ended(s, sandbox_id, t3.task_id);
     assert.equal(done.state, "succeeded");
     assert.equal(done.stdout, "three\n");
     assert.equal(uploads(await fake.requests()).length, 1, "no second copy");
@@ -197,7 +208,7 @@ test("by default a static supervisor that cannot run in the sandbox (an ELF of a
     const t = await call(s, "start_task", { sandbox_id, command: "echo works; sleep 30" });
     assert.match(await supervisorProgram(s, sandbox_id, t.task_id), /python3/);
     const t2 = await call(s, "start_task", { sandbox_id, command: "echo again" });
-    const done = await call(s, "get_task", { sandbox_id, task_id: t2.task_id, wait: 30 });
+    const done = await ended(s, sandbox_id, t2.task_id);
     assert.equal(done.state, "succeeded");
     assert.equal(done.stdout, "again\n");
     assert.equal(uploads(await fake.requests()).length, 1, "copied and probed once per sandbox");

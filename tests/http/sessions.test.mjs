@@ -147,8 +147,11 @@ describe("HTTP sessions: two SDK clients on one server", () => {
     assert.equal(data(await busy, "b's call across a's DELETE").stdout, "busy\n");
     assert.equal((await ok(b, "run_command", { sandbox_id: other, command: "cat from-a" })).stdout, "x\n");
     assert.equal(await defaultOf(b), other);
-    const done = await ok(b, "get_task", { sandbox_id: kept, task_id: t.task_id, wait: 30 });
-    assert.equal(done.state, "succeeded");
+    // Past the output it will write, so the wait answers at the end, not
+    // at the write just before it.
+    const ended = await ok(b, "get_task", { sandbox_id: kept, task_id: t.task_id, wait: 30, stdout_offset: 5 });
+    assert.equal(ended.state, "succeeded");
+    const done = await ok(b, "get_task", { sandbox_id: kept, task_id: t.task_id });
     assert.equal(done.stdout, "kept\n");
     assert.equal((await ok(b, "run_command", { sandbox_id: kept, command: "echo still" })).stdout, "still\n");
 
