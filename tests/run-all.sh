@@ -210,6 +210,12 @@ OAUTH_TESTS="$OAUTH_TESTS tests/http/oauth-flow.test.mjs"
 # server's deadlines), not the server's work: one stage (gcc, under
 # valgrind) runs them.
 GCC_ONLY_TESTS="tests/http/slowloris.test.mjs"
+# The supervisor conformance suite on python3 runs no C code of ours but
+# the native supervisor as the second implementation of its mixed tests,
+# which conformance-native.sh runs under the sanitizers with the roles
+# swapped; the static copy is built without sanitizers. One stage (gcc)
+# runs these two; conformance-native.sh runs in both.
+GCC_ONLY_TESTS="$GCC_ONLY_TESTS tests/supervisor/conformance.sh tests/supervisor/conformance-static.sh"
 
 stage_gcc() {
 	local logs=$builds/gcc-vg-logs rc=0

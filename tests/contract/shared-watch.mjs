@@ -36,7 +36,10 @@ async function pool(items, n, f) {
 
 // killed: also the test of a watch verb killed in the sandbox (the host's
 // restart is the same on every provider: run where it costs little).
-export function sharedWatchSuite(provider, { killed = true } = {}) {
+// perTask: the waits on each task; the 200 waits are on 200 / perTask
+// tasks (each start is an exec: on a container engine 200 take minutes).
+export function sharedWatchSuite(provider, { killed = true, perTask = 1 } = {}) {
+  const perBox = 100 / perTask;
   describe(`one watch per sandbox: ${provider.name}`, { timeout: 900000 }, () => {
     let setup, s;
 
@@ -114,10 +117,12 @@ export function sharedWatchSuite(provider, { killed = true } = {}) {
       return verbs;
     }
 
-    test("200 waits on two sandboxes: two watch verbs name all their tasks, and every wait answers at its own task's end", async () => {
-      const boxes = [await gatedTasks(100, `a${process.pid}`), await gatedTasks(100, `b${process.pid}`)];
+    test(`200 waits on two sandboxes (${perTask} per task): two watch verbs name all their tasks, and every wait answers at its own task's end`, async () => {
+      const boxes = [await gatedTasks(perBox, `a${process.pid}`), await gatedTasks(perBox, `b${process.pid}`)];
       let open = false;
-      const waits = boxes.flatMap((b) => b.tasks.map((task) => waitEnd(b.sandbox_id, task.task_id, () => !open)));
+      const waitsOf = (b) => b.tasks.flatMap((task) => Array.from({ length: perTask }, () => waitEnd(b.sandbox_id, task.task_id, () => !open)));
+      const waits = boxes.flatMap(waitsOf);
+      assert.equal(waits.length, 200);
       const sent = Date.now();
       for (const b of boxes) await settled(b, 1);
       // Quiet: the verbs stay, one per sandbox.
@@ -129,11 +134,12 @@ export function sharedWatchSuite(provider, { killed = true } = {}) {
       const views = await Promise.all(waits);
       let k = 0;
       for (const b of boxes)
-        for (let i = 0; i < b.tasks.length; i++, k++) {
-          assert.equal(views[k].task_id, b.tasks[i].task_id);
-          assert.equal(views[k].state, "failed", JSON.stringify(views[k]));
-          assert.equal(views[k].exit_code, (i % 200) + 1);
-        }
+        for (let i = 0; i < b.tasks.length; i++)
+          for (let j = 0; j < perTask; j++, k++) {
+            assert.equal(views[k].task_id, b.tasks[i].task_id);
+            assert.equal(views[k].state, "failed", JSON.stringify(views[k]));
+            assert.equal(views[k].exit_code, (i % 200) + 1);
+          }
       // With no wait left, no verb is left.
       for (const b of boxes) await until(() => watchVerbs(b.ids).length === 0, 30000, () => "a watch verb outlived its waits");
       for (const b of boxes) await call("kill_sandbox", { sandbox_id: b.sandbox_id });
