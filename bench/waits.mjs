@@ -33,6 +33,8 @@
 //   BENCH_WAITS_TIMEOUT     each call's client timeout in s (default 60)
 //   BENCH_WAITS_WAKE        the wake phase's bound in s (default 90)
 //   BENCH_WAITS_SETUP       the bound of each set-up phase in s (default 900)
+//   BENCH_WAITS_WORKERS     the server's --workers (default: its own, 8 on
+//                           stdio)
 //   BENCH_WAITS_NOTE        a note on the run, printed with its figures
 //   BENCH_RESULTS           where to write waits.md and waits.json
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -183,6 +185,7 @@ async function main() {
     clientTimeoutMs: num("BENCH_WAITS_TIMEOUT", 60) * 1000,
     wakeTimeoutMs: num("BENCH_WAITS_WAKE", 90) * 1000,
     setupTimeoutMs: num("BENCH_WAITS_SETUP", 900) * 1000,
+    ...(process.env.BENCH_WAITS_WORKERS ? { workers: num("BENCH_WAITS_WORKERS", 8) } : {}),
   };
   const scratch = mkdtempSync(join(tmpdir(), "taskbox-bench-waits-"));
   const { bin, stamp } = copyTaskbox(srcBin, scratch);
@@ -213,7 +216,7 @@ async function main() {
           writeFileSync(cfg, JSON.stringify({ default: p, providers: { [p]: be.config } }, null, 2));
           env.TASKBOX_CONFIG = cfg;
         }
-        tb = await connectTaskbox(bin, join(scratch, p, "state"), env);
+        tb = await connectTaskbox(bin, join(scratch, p, "state"), env, opts.workers ? ["--workers", String(opts.workers)] : []);
         Object.assign(row, await waitsScenario({ ...opts, tb, label: p, create: be.config ? { provider: p } : {}, counter: be.counter, log }));
         // The sandboxes go with the backend; the local ones are killed here.
         if (p === "local")

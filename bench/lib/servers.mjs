@@ -71,9 +71,9 @@ export function taskboxEnv(stateDir, extraEnv = {}) {
   };
 }
 
-// taskbox over stdio (see taskboxEnv).
-export function connectTaskbox(bin, stateDir, extraEnv = {}) {
-  return connect("taskbox", bin, ["serve"], taskboxEnv(stateDir, extraEnv));
+// taskbox over stdio (see taskboxEnv); serveArgs follow `serve`.
+export function connectTaskbox(bin, stateDir, extraEnv = {}, serveArgs = []) {
+  return connect("taskbox", bin, ["serve", ...serveArgs], taskboxEnv(stateDir, extraEnv));
 }
 
 // Prepares a scratch HOME in which DesktopCommander starts quietly: telemetry

@@ -51,7 +51,7 @@ export function writeWaitsResults(dir, meta, rows) {
   for (const id of runsShown) {
     const m = all.runs[id].meta;
     md.push(
-      `- Run ${id}: taskbox ${m.taskboxVersion}: ${m.taskboxBin} (sha256 ${m.taskboxSha256.slice(0, 16)}…, built ${m.taskboxMtime}); providers ${m.providers.join(", ")}; ${m.sandboxes} sandboxes × ${m.perSandbox} waits, quiet window ${m.quietSeconds} s, client timeout ${m.clientTimeoutMs / 1000} s, wake bound ${m.wakeTimeoutMs / 1000} s; run time ${m.seconds.toFixed(0)} s; node ${m.node}.`,
+      `- Run ${id}: taskbox ${m.taskboxVersion}: ${m.taskboxBin} (sha256 ${m.taskboxSha256.slice(0, 16)}…, built ${m.taskboxMtime}); providers ${m.providers.join(", ")}; ${m.sandboxes} sandboxes × ${m.perSandbox} waits, quiet window ${m.quietSeconds} s, client timeout ${m.clientTimeoutMs / 1000} s, ${m.workers ? `--workers ${m.workers}` : "default workers"}, wake bound ${m.wakeTimeoutMs / 1000} s; run time ${m.seconds.toFixed(0)} s; node ${m.node}.`,
       `  ${machineLine(m).replace(/^- /, "")}`,
       ...(m.notes || []).map((x) => `  Note: ${x}`),
     );
