@@ -3,7 +3,11 @@
  * StartRequest; the answer is decoded by process_stream.c. The timeout is
  * enforced here: at the
  * deadline the process is killed through SendSignal; Connect-Timeout-Ms
- * asks envd to do the same a little later should this side be gone. */
+ * asks envd to do the same a little later should this side be gone. A
+ * process is killed by the pid envd's start event brings: a cancel or a
+ * deadline before that event keeps the stream until it comes, for at most
+ * TB_EXEC_PID_WAIT_MS, so that a process envd started meanwhile is not
+ * left running. */
 #include "config.h"
 
 #include <stddef.h>
@@ -19,12 +23,14 @@
 #define TB_EXEC_GRACE_MS 2000u /* to collect the end after a kill */
 #define TB_EXEC_SERVER_SLACK_MS 2000u
 #define TB_KILL_TIMEOUT_MS 5000u
+#define TB_EXEC_PID_WAIT_MS 5000u /* for the start event, to kill by pid */
 
 struct exec_state {
 	struct tb_e2b_conn *conn;
 	const struct taskbox_exec_req *req;
 	struct tb_pstream ps;
 	uint64_t deadline, grace_end;
+	uint64_t cancel_at; /* when the caller cancelled; 0 while it has not */
 	int timed_out;
 	int until_newline; /* the request's (ABI 1.3), 0 when older */
 	int answered;      /* stdout's first newline ended the stream early */
@@ -104,15 +110,23 @@ static int tick(void *ctx)
 	const struct taskbox_exec_req *req = st->req;
 	uint64_t now;
 
-	if (req->cancelled && req->cancelled(req->cancelled_arg)) {
-		kill_process(st);
+	now = now_ms();
+	if (!st->cancel_at && req->cancelled &&
+	    req->cancelled(req->cancelled_arg))
+		st->cancel_at = now;
+	if (st->cancel_at) {
+		if (st->ps.pid)
+			kill_process(st);
+		else if (now - st->cancel_at < TB_EXEC_PID_WAIT_MS)
+			return TASKBOX_OK;
 		return TASKBOX_E_CANCELLED;
 	}
-	now = now_ms();
 	if (!st->timed_out && now >= st->deadline) {
-		st->timed_out = 1;
 		if (!st->ps.pid)
-			return TASKBOX_E_TIMEOUT;
+			return now - st->deadline < TB_EXEC_PID_WAIT_MS
+			           ? TASKBOX_OK
+			           : TASKBOX_E_TIMEOUT;
+		st->timed_out = 1;
 		kill_process(st);
 		st->grace_end = now_ms() + TB_EXEC_GRACE_MS;
 	}

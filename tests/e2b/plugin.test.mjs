@@ -271,6 +271,30 @@ test("a timeout kills the process and says so; cancel stops the op", async () =>
   await d.op({ op: "destroy", id });
 });
 
+test("a cancel or a deadline before envd's start event still kills the process (it waits for its pid)", async () => {
+  const d = await driver();
+  const id = await sandbox(d);
+  // envd started the process; its start event (the pid) is 1.5 s away.
+  await fake.faults({ start_delay_ms: 1500 });
+  try {
+    const c = await exec(d, ["sh", "-c", "echo $$ > pid3; exec sleep 30"], { cancel_after_ms: 200 });
+    assert.equal(c.rc, RC.CANCELLED, c.err);
+    const t = await exec(d, ["sh", "-c", "echo $$ > pid4; exec sleep 30"], { timeout_ms: 300 });
+    assert.equal(t.rc, RC.OK, t.err);
+    assert.equal(t.timed_out, true);
+  } finally {
+    await fake.faults({});
+  }
+  for (const f of ["pid3", "pid4"]) {
+    const pid = text(await exec(d, ["cat", f])).trim();
+    assert.match(pid, /^[0-9]+$/);
+    const alive = await exec(d, ["kill", "-0", pid]);
+    assert.notEqual(alive.exit_code, 0, `the process of ${f} is dead`);
+  }
+  await d.op({ op: "close" });
+  await d.op({ op: "destroy", id });
+});
+
 test("until_newline returns with stdout's first line and leaves the command to run", async () => {
   const d = await driver();
   const id = await sandbox(d);

@@ -170,7 +170,7 @@ async function fakeControl(fake, req, res, path) {
     return sendJson(res, 200, { max });
   }
   if (path === "/_fake/faults" && req.method === "POST") {
-    fake.faults = { delayMs: body.delay_ms ?? 0, echoKey: !!body.echo_key, ignoreMetadataQuery: !!body.ignore_metadata_query };
+    fake.faults = { delayMs: body.delay_ms ?? 0, echoKey: !!body.echo_key, ignoreMetadataQuery: !!body.ignore_metadata_query, startDelayMs: body.start_delay_ms ?? 0 };
     return sendJson(res, 200, fake.faults);
   }
   const token = tokenControl(fake, req.method, path, body);

@@ -55,7 +55,7 @@ export function makeEnvdHandler(fake) {
       const m = /^\/process\.Process\/([A-Za-z]+)$/.exec(url.pathname);
       if (m && req.method === "POST") {
         const body = await readBody(req);
-        if (m[1] === "Start") return await handleStart(sbx, req, res, body);
+        if (m[1] === "Start") return await handleStart(sbx, req, res, body, fake.faults.startDelayMs);
         return await handleUnary(sbx, m[1], req, res, body);
       }
       res.writeHead(404, { "Content-Type": "text/plain" });

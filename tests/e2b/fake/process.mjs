@@ -86,8 +86,10 @@ function endEvent(code, signal) {
   return ev;
 }
 
-// POST /process.Process/Start
-export async function handleStart(sbx, req, res, body) {
+// POST /process.Process/Start. startDelayMs holds the start event (the
+// pid) and what follows it back that long after the process started: the
+// window in which a real envd's answer is still on its way.
+export async function handleStart(sbx, req, res, body, startDelayMs = 0) {
   const ctype = (req.headers["content-type"] || "").split(";")[0].trim();
   if (ctype !== "application/connect+json") {
     res.writeHead(415, { "Content-Type": "text/plain" });
@@ -111,10 +113,18 @@ export async function handleStart(sbx, req, res, body) {
 
   res.writeHead(200, { "Content-Type": "application/connect+json" });
   let open = true;
+  let started = !(startDelayMs > 0);
+  const held = [];
   const send = (flags, m) => {
-    if (open && !res.destroyed) res.write(envelope(flags, m));
+    if (!started) held.push([flags, m]);
+    else if (open && !res.destroyed) res.write(envelope(flags, m));
   };
+  let finishing = null;
   const finish = (err) => {
+    if (!started) {
+      finishing = { err };
+      return;
+    }
     if (!open) return;
     send(FLAG_END_STREAM, err ? { error: { code: err.code, message: err.message } } : {});
     open = false;
@@ -126,7 +136,15 @@ export async function handleStart(sbx, req, res, body) {
   const entry = { child, sbx };
   child.on("spawn", () => {
     sbx.processes.set(child.pid, entry);
-    send(0, { event: { start: { pid: child.pid } } });
+    const pid = child.pid;
+    const go = () => {
+      started = true;
+      send(0, { event: { start: { pid } } });
+      for (const [flags, m] of held.splice(0)) send(flags, m);
+      if (finishing) finish(finishing.err);
+    };
+    if (started) send(0, { event: { start: { pid } } });
+    else setTimeout(go, startDelayMs);
   });
   child.on("error", (e) => finish(new ConnectError("invalid_argument", e.message)));
 

@@ -58,7 +58,7 @@ const fake = {
   apiKey: process.env.E2B_FAKE_API_KEY || "e2b_" + randomBytes(20).toString("hex"),
   sandboxes: new Sandboxes(),
   rateLimit: { count: 0, retryAfter: 1 },
-  faults: { delayMs: 0, echoKey: false, ignoreMetadataQuery: false },
+  faults: { delayMs: 0, echoKey: false, ignoreMetadataQuery: false, startDelayMs: 0 },
   listPageMax: 0,
   unknownTemplates: new Set(["no-such-template"]),
   requests: [],
