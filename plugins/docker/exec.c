@@ -182,8 +182,9 @@ static size_t on_stream(char *p, size_t size, size_t n, void *arg)
 	return demux(r, (unsigned char *)p, total) ? 0 : total;
 }
 
-/* Sends sig to the command's process group from inside the sandbox. */
-static void kill_group(void *arg, const char *sig)
+/* Sends sig to the command's process group from inside the sandbox; 0
+ * (nothing sent) while its pid has not come. */
+static int kill_group(void *arg, const char *sig)
 {
 	struct run *r = arg;
 	char pid[32], err[TASKBOX_ERRBUF_SIZE];
@@ -192,12 +193,13 @@ static void kill_group(void *arg, const char *sig)
 	struct taskbox_exec_result res;
 
 	if (r->pid <= 1)
-		return;
+		return 0;
 	snprintf(pid, sizeof(pid), "%ld", r->pid);
 	memset(&res, 0, sizeof(res));
 	tb_dk_exec_simple(r->c, argv, 10000, 4096, &res, err, sizeof(err));
 	r->host->free(res.out.data);
 	r->host->free(res.err.data);
+	return 1;
 }
 
 /* The deadline ladder, between reads of the stream. */

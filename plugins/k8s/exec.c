@@ -194,8 +194,9 @@ struct run {
 	int answered; /* until_newline: stdout's newline ended the stream */
 };
 
-/* Signals the wrapper's process group (its pid from the marker). */
-static void kill_group(void *arg, const char *sig)
+/* Signals the wrapper's process group (its pid from the marker); 0
+ * (nothing sent) while the marker has not come. */
+static int kill_group(void *arg, const char *sig)
 {
 	struct run *r = arg;
 	char pid[32], err[TASKBOX_ERRBUF_SIZE];
@@ -205,13 +206,14 @@ static void kill_group(void *arg, const char *sig)
 	struct taskbox_exec_result res;
 
 	if (r->ch->pid <= 1)
-		return;
+		return 0;
 	snprintf(pid, sizeof pid, "%ld", r->ch->pid);
 	memset(&res, 0, sizeof res);
 	res.struct_size = sizeof res;
 	if (run_plain(r->c, argv, NULL, 0, 10000, 4096, &res, err,
 	              sizeof err) == TASKBOX_OK)
 		result_free(r->c->inst->host, &res);
+	return 1;
 }
 
 /* The deadline ladder, between reads of the channels; with

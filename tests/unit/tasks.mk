@@ -1,6 +1,6 @@
 # tests/unit: the unit tests of the tasks layer's pure parts, and the
 # provider contract suite on the local provider (included from the top
-# Makefile.am).
+# Makefile.am); also the exec deadline ladder the plugins share.
 
 # Unit tests of the pure parts.
 tasks_unit_tests = \
@@ -68,3 +68,14 @@ if INTEGRATION_TESTS
 TESTS += tests/contract/docker-modern.test.mjs \
 	tests/contract/e2b-modern.test.mjs
 endif
+
+# The exec deadline ladder of plugins/common (compiled into the docker and
+# k8s plugins), on a clock of the test's.
+check_PROGRAMS += tests/unit/test_exec_deadline
+TESTS += tests/unit/test_exec_deadline
+tests_unit_test_exec_deadline_SOURCES = tests/unit/test_exec_deadline.c \
+	plugins/common/exec_deadline.c plugins/common/exec_deadline.h
+tests_unit_test_exec_deadline_CPPFLAGS = $(AM_CPPFLAGS) \
+	-I$(srcdir)/plugins/common
+tests_unit_test_exec_deadline_CFLAGS = $(AM_CFLAGS) $(CRITERION_CFLAGS)
+tests_unit_test_exec_deadline_LDADD = $(CRITERION_LIBS)
