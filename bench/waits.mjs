@@ -30,7 +30,8 @@
 //   BENCH_WAITS_PER         quiet tasks, each with its wait, per sandbox
 //                           (default 100)
 //   BENCH_WAITS_QUIET       seconds of the quiet window (default 10)
-//   BENCH_WAITS_TIMEOUT     each call's client timeout in s (default 60)
+//   BENCH_WAITS_TIMEOUT     each call's client timeout in s (default 90: past
+//                           the waits' `wait: 60`)
 //   BENCH_WAITS_WAKE        the wake phase's bound in s (default 90)
 //   BENCH_WAITS_SETUP       the bound of each set-up phase in s (default 900)
 //   BENCH_WAITS_WORKERS     the server's --workers (default: its own, 8 on
@@ -45,7 +46,7 @@ import { startCountProxy } from "./lib/countproxy.mjs";
 import { copyTaskbox, isoSeconds, list, removeScratch, runMain, watchMachine } from "./lib/providerbench.mjs";
 import { startEngine, startFakes, stopEngine } from "./lib/remotesetup.mjs";
 import { connectTaskbox } from "./lib/servers.mjs";
-import { waitsScenario } from "./lib/waitscenario.mjs";
+import { WAIT_S, waitsScenario } from "./lib/waitscenario.mjs";
 import { writeWaitsResults } from "./lib/waitsreport.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -182,10 +183,11 @@ async function main() {
     sandboxes: num("BENCH_WAITS_SANDBOXES", 10),
     perSandbox: num("BENCH_WAITS_PER", 100),
     quietSeconds: num("BENCH_WAITS_QUIET", 10),
-    clientTimeoutMs: num("BENCH_WAITS_TIMEOUT", 60) * 1000,
+    clientTimeoutMs: num("BENCH_WAITS_TIMEOUT", 90) * 1000,
     wakeTimeoutMs: num("BENCH_WAITS_WAKE", 90) * 1000,
     setupTimeoutMs: num("BENCH_WAITS_SETUP", 900) * 1000,
     ...(process.env.BENCH_WAITS_WORKERS ? { workers: num("BENCH_WAITS_WORKERS", 8) } : {}),
+    waitSeconds: WAIT_S,
   };
   const scratch = mkdtempSync(join(tmpdir(), "taskbox-bench-waits-"));
   const { bin, stamp } = copyTaskbox(srcBin, scratch);
