@@ -34,24 +34,53 @@ static unsigned umin(unsigned long a, unsigned long b)
 	return (unsigned)(a < b ? a : b);
 }
 
-void tb_fd_budget_init(unsigned workers, unsigned max_connections)
+/* The soft limit into *limit, false when there is none to share. */
+static bool soft_limit(unsigned long *limit)
 {
 	struct rlimit rl;
-	unsigned long limit, fixed, caches, left;
-	struct tb_fd_budget b = {0};
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 ||
-	    rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1ul << 30)) {
+	    rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1ul << 30))
+		return false;
+	*limit = (unsigned long)rl.rlim_cur;
+	return true;
+}
+
+/* What LIMIT leaves for calls, connections and waits past the process's
+ * own descriptors and its caches. */
+static unsigned long left_of(unsigned long limit)
+{
+	unsigned long fixed = FIXED_MIN + limit / 64;
+	unsigned long caches =
+	    umin(limit / 4, KEPT_MAX) + 2 * umin(limit / 8, PIDS_MAX);
+
+	return limit > fixed + caches ? limit - fixed - caches : 0;
+}
+
+unsigned tb_fd_budget_default_workers(unsigned lo, unsigned hi)
+{
+	unsigned long limit;
+	unsigned n;
+
+	if (!soft_limit(&limit))
+		return hi;
+	n = umin(left_of(limit) / 8 / PER_CALL, hi);
+	return n > lo ? n : lo;
+}
+
+void tb_fd_budget_init(unsigned workers, unsigned max_connections)
+{
+	unsigned long limit, left;
+	struct tb_fd_budget b = {0};
+
+	if (!soft_limit(&limit)) {
 		b.workers = workers;
 		b.connections = max_connections;
 		b.waits = ~0u;
 		budget = b;
 		return;
 	}
-	limit = (unsigned long)rl.rlim_cur;
-	fixed = FIXED_MIN + limit / 64;
-	caches = umin(limit / 4, KEPT_MAX) + 2 * umin(limit / 8, PIDS_MAX);
-	left = limit > fixed + caches ? limit - fixed - caches : 0;
+	left = left_of(limit);
 	/* Calls that run at once: at most half of what is left. */
 	b.workers = umin(workers, left / 2 / PER_CALL);
 	if (b.workers < MIN_WORKERS)

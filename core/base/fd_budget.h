@@ -29,6 +29,12 @@ struct tb_fd_budget {
  * with the figures when the limit cuts anything. */
 void tb_fd_budget_init(unsigned workers, unsigned max_connections);
 
+/* A default number of workers for the current soft limit: an eighth of
+ * what the limit leaves for calls and waits, between lo and hi (hi when
+ * there is no limit), so that the default takes no more than its share
+ * from the parked waits. */
+unsigned tb_fd_budget_default_workers(unsigned lo, unsigned hi);
+
 /* The budget derived last (before any init: no limit on waits). */
 const struct tb_fd_budget *tb_fd_budget_get(void);
 

@@ -24,7 +24,13 @@
 #include "protocol/workers.h"
 #include "tasks/session.h"
 
-#define DEFAULT_WORKERS 8
+/* The default workers: 8, and up to 32 as the open-file limit allows. A
+ * worker waits out a provider's round trip (a wait's first look and its
+ * last are one each): 1,000 waits on a remote sandbox provider at +50 ms
+ * timed out with 8 and were answered with 32 (bench/results/README.md).
+ * Threads are made as calls need them. */
+#define DEFAULT_WORKERS_MIN 8
+#define DEFAULT_WORKERS_MAX 32
 #define MAX_WORKERS 256
 #define QUEUE_PER_WORKER 32
 /* The memory the calls in flight may cost before the reading waits. */
@@ -142,7 +148,10 @@ int tb_serve(const struct tb_serve_opts *opts)
 {
 	struct tb_stop_saved old;
 	struct out out = {opts->out_fd, false};
-	unsigned n = opts->workers ? opts->workers : DEFAULT_WORKERS;
+	unsigned n = opts->workers
+	                 ? opts->workers
+	                 : tb_fd_budget_default_workers(DEFAULT_WORKERS_MIN,
+	                                                DEFAULT_WORKERS_MAX);
 	struct tb_workers *pool = NULL;
 	struct tb_parker *parker = NULL;
 	struct tb_mcp *session = NULL;

@@ -339,6 +339,8 @@ Test(docker, cancel_stops_the_exec)
 	             TASKBOX_E_CANCELLED);
 	cr_assert(now_s() - t0 < 30, "took %.1f s", now_s() - t0);
 	res_free(&res);
+	/* The cancel killed the command: no sleep is left. */
+	expect_out(c, "ps -o args | grep -c '^sleep 60' || true", "0\n");
 	P->ops.close(c);
 	P->ops.destroy(inst, id, err, sizeof(err));
 }

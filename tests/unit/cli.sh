@@ -245,4 +245,17 @@ fi
 expect 0 'warn: unauthenticated: no token source is configured, so every request is served as principal local' \
 	sh -c "'$bin' serve --http 127.0.0.1:0 & p=\$!; sleep 1; kill \$p; wait \$p"
 
+# serve's default workers follow the open-file limit, 8 to 32 (an eighth
+# of what the limit leaves for calls and waits); --workers wins.
+expect 0 'serving MCP on stdio with up to 8 workers' \
+	sh -c "ulimit -n 1024 && exec '$bin' serve --log-level info </dev/null"
+if [ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 4096 ]; then
+	expect 0 'serving MCP on stdio with up to 32 workers' \
+		sh -c "ulimit -n 4096 && exec '$bin' serve --log-level info </dev/null"
+	expect 0 'serving MCP on stdio with up to 5 workers' \
+		sh -c "ulimit -n 4096 && exec '$bin' serve --workers 5 --log-level info </dev/null"
+else
+	echo "skipped: the default workers under 4096 descriptors (hard limit $(ulimit -Hn))"
+fi
+
 exit $fail
