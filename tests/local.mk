@@ -128,9 +128,9 @@ TESTS += tests/e2b/fake-latency.test.mjs tests/docker/latency.test.mjs
 endif
 # Waits on a provider without shared pids, woken by the supervisor's watch
 # verb in the sandbox, one per sandbox (core/tasks/remote_watch.c): on the
-# E2B fake, and 200 waits on two sandboxes on each remote provider
-# (tests/contract/shared-watch.mjs; one stage runs docker's, k8s's and
-# e2b's, tests/run-all.sh).
+# E2B fake, and waits on two sandboxes on each remote provider, 200 on
+# e2b and k8s, 60 on docker (tests/contract/shared-watch.mjs; one stage
+# runs docker's, k8s's and e2b's, tests/run-all.sh).
 EXTRA_DIST += tests/e2b/remote-watch.test.mjs tests/contract/shared-watch.mjs \
 	tests/contract/shared-watch-e2b.test.mjs \
 	tests/contract/shared-watch-docker.test.mjs \

@@ -181,7 +181,7 @@ HTTP_PROVIDER_TESTS="$HTTP_PROVIDER_TESTS tests/http/replicas.test.mjs"
 # in both stages, docker and k8s with their engine and apiserver tests.
 HTTP_PROVIDER_TESTS="$HTTP_PROVIDER_TESTS tests/http/tenancy-e2b.test.mjs tests/http/tenancy-replicas.test.mjs"
 # 200 waits on two sandboxes sharing two watch verbs, on e2b: as docker's
-# and k8s's, once (the gcc stage runs tests/e2b/remote-watch.test.mjs).
+# (60 waits there) and k8s's, once (the gcc stage runs tests/e2b/remote-watch.test.mjs).
 HTTP_PROVIDER_TESTS="$HTTP_PROVIDER_TESTS tests/contract/shared-watch-e2b.test.mjs"
 
 # The fuzz runs build their own clang target with ASan and UBSan, whatever
