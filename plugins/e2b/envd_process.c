@@ -113,7 +113,7 @@ static int tick(void *ctx)
 	now = now_ms();
 	if (!st->cancel_at && req->cancelled &&
 	    req->cancelled(req->cancelled_arg))
-		st->cancel_at = now;
+		st->cancel_at = now ? now : 1;
 	if (st->cancel_at) {
 		if (st->ps.pid)
 			kill_process(st);

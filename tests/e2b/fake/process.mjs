@@ -143,8 +143,8 @@ export async function handleStart(sbx, req, res, body, startDelayMs = 0) {
       for (const [flags, m] of held.splice(0)) send(flags, m);
       if (finishing) finish(finishing.err);
     };
-    if (started) send(0, { event: { start: { pid } } });
-    else setTimeout(go, startDelayMs);
+    if (startDelayMs > 0) setTimeout(go, startDelayMs);
+    else go();
   });
   child.on("error", (e) => finish(new ConnectError("invalid_argument", e.message)));
 
